@@ -1,0 +1,213 @@
+/*
+ * frame.c - frame encoding, CRC-32C and the resynchronising scanner.
+ *
+ * Context: any thread; no shared state (each scanner belongs to its caller).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+
+/* Slicing-by-8 CRC-32C tables, built once (idempotent, race-benign: every
+ * thread would write the same values; guarded by a once flag anyway). */
+static uint32_t crc_table[8][256];
+static int crc_ready;
+
+static void
+crc_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
+		crc_table[0][i] = c;
+	}
+	for (uint32_t i = 0; i < 256; i++)
+		for (int t = 1; t < 8; t++)
+			crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^
+			    crc_table[0][crc_table[t - 1][i] & 0xff];
+}
+
+uint32_t
+rtprof_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	/* acquire/release: the tables are complete before the flag reads 1. */
+	if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE)) {
+		crc_init();
+		__atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
+	}
+	crc = ~crc;
+	while (len >= 8) {
+		uint32_t lo = crc ^ rtprof_le32(p);
+		uint32_t hi = rtprof_le32(p + 4);
+		crc = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^
+		    crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^
+		    crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
+		    crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		crc = (crc >> 8) ^ crc_table[0][(crc ^ *p++) & 0xff];
+	return ~crc;
+}
+
+void
+rtprof_frame_hdr_encode(unsigned char out[RTPROF_FRAME_HEADER_SIZE],
+    const struct rtprof_frame_hdr *h)
+{
+	out[0] = RTPROF_FRAME_SYNC0;
+	out[1] = RTPROF_FRAME_SYNC1;
+	out[2] = RTPROF_FRAME_SYNC2;
+	out[3] = RTPROF_FRAME_SYNC3;
+	out[4] = h->kind;
+	out[5] = h->version;
+	out[6] = 0;
+	out[7] = 0;
+	rtprof_put_le32(out + 8, h->session);
+	rtprof_put_le32(out + 12, h->seq);
+	rtprof_put_le32(out + 16, h->len);
+	rtprof_put_le32(out + 20, rtprof_crc32c(0, out, 20));
+}
+
+int
+rtprof_frame_hdr_decode(const unsigned char in[RTPROF_FRAME_HEADER_SIZE],
+    struct rtprof_frame_hdr *h)
+{
+	if (in[0] != RTPROF_FRAME_SYNC0 || in[1] != RTPROF_FRAME_SYNC1 ||
+	    in[2] != RTPROF_FRAME_SYNC2 || in[3] != RTPROF_FRAME_SYNC3)
+		return -EBADMSG;
+	if (rtprof_crc32c(0, in, 20) != rtprof_le32(in + 20))
+		return -EBADMSG;
+	h->kind = in[4];
+	h->version = in[5];
+	h->session = rtprof_le32(in + 8);
+	h->seq = rtprof_le32(in + 12);
+	h->len = rtprof_le32(in + 16);
+	if (h->len > RTPROF_FRAME_MAX_PAYLOAD)
+		return -EBADMSG;
+	return 0;
+}
+
+#define SCAN_MIN_SPACE (64u << 10)
+
+int
+rtprof_scanner_init(struct rtprof_scanner *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->cap = 256u << 10;
+	s->buf = malloc(s->cap);
+	return s->buf ? 0 : -ENOMEM;
+}
+
+void
+rtprof_scanner_free(struct rtprof_scanner *s)
+{
+	free(s->buf);
+	memset(s, 0, sizeof(*s));
+}
+
+unsigned char *
+rtprof_scanner_space(struct rtprof_scanner *s, size_t *n)
+{
+	size_t want = *n ? *n : SCAN_MIN_SPACE;
+
+	if (s->start > 0) {
+		memmove(s->buf, s->buf + s->start, s->fill - s->start);
+		s->fill -= s->start;
+		s->start = 0;
+	}
+	if (s->cap - s->fill < want) {
+		/* Bounded: the scanner never keeps more than one maximal
+		 * frame plus the requested read, see rtprof_scanner_next(). */
+		size_t ncap = s->fill + want;
+		unsigned char *nb;
+
+		if (ncap < s->cap * 2)
+			ncap = s->cap * 2;
+		nb = realloc(s->buf, ncap);
+		if (nb == NULL) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		s->buf = nb;
+		s->cap = ncap;
+	}
+	*n = s->cap - s->fill;
+	return s->buf + s->fill;
+}
+
+void
+rtprof_scanner_commit(struct rtprof_scanner *s, size_t n)
+{
+	s->fill += n;
+}
+
+size_t
+rtprof_scanner_pending(const struct rtprof_scanner *s)
+{
+	return s->fill - s->start;
+}
+
+/* Skip one byte of garbage and look for the next sync. */
+static void
+scan_skip(struct rtprof_scanner *s)
+{
+	const unsigned char *p, *e = s->buf + s->fill;
+	size_t skip;
+
+	if (!s->hunting) {
+		s->hunting = 1;
+		s->resyncs++;
+	}
+	p = memchr(s->buf + s->start + 1, RTPROF_FRAME_SYNC0,
+	    (size_t)(e - (s->buf + s->start + 1)));
+	if (p == NULL)
+		p = e;
+	skip = (size_t)(p - (s->buf + s->start));
+	s->skipped_bytes += skip;
+	s->start += skip;
+	s->offset += skip;
+}
+
+int
+rtprof_scanner_next(struct rtprof_scanner *s, struct rtprof_frame *f)
+{
+	for (;;) {
+		size_t avail = s->fill - s->start;
+		const unsigned char *p = s->buf + s->start;
+		struct rtprof_frame_hdr h;
+		size_t total;
+
+		if (avail < RTPROF_FRAME_HEADER_SIZE)
+			return 0;
+		if (rtprof_frame_hdr_decode(p, &h) != 0) {
+			scan_skip(s);
+			continue;
+		}
+		total = RTPROF_FRAME_OVERHEAD + (size_t)h.len;
+		if (avail < total)
+			return 0;
+		if (rtprof_crc32c(0, p + RTPROF_FRAME_HEADER_SIZE, h.len) !=
+		    rtprof_le32(p + RTPROF_FRAME_HEADER_SIZE + h.len)) {
+			/* The header was intact, the payload was not. Do not
+			 * trust the length (bytes may have been lost inside):
+			 * hunt from the next byte, which finds any intact frame
+			 * that starts within this one's claimed extent. */
+			s->bad_frames++;
+			scan_skip(s);
+			continue;
+		}
+		s->hunting = 0;
+		f->hdr = h;
+		f->payload = p + RTPROF_FRAME_HEADER_SIZE;
+		f->offset = s->offset;
+		s->start += total;
+		s->offset += total;
+		s->frames++;
+		return 1;
+	}
+}

@@ -1,0 +1,102 @@
+/*
+ * frame.h - self-delimiting, CRC-checked frames (docs/wire-format.md).
+ *
+ * Bytes in, bytes out: no I/O, no allocation, no global state. Every
+ * function may run on any thread.
+ */
+#ifndef RTPROF_FRAME_H
+#define RTPROF_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+/* CRC-32C (Castagnoli), reflected, init and final xor 0xFFFFFFFF. */
+uint32_t rtprof_crc32c(uint32_t crc, const void *buf, size_t len);
+
+struct rtprof_frame_hdr {
+	uint8_t kind;
+	uint8_t version;
+	uint32_t session;  /* random id of the session that wrote the frame */
+	uint32_t seq;      /* frame number within the session, header = 0 */
+	uint32_t len;      /* payload bytes */
+};
+
+/* Writes the 24-byte frame header into @out. */
+void rtprof_frame_hdr_encode(unsigned char out[RTPROF_FRAME_HEADER_SIZE],
+    const struct rtprof_frame_hdr *h);
+
+/*
+ * rtprof_frame_hdr_decode - check and parse a frame header.
+ * Return: 0, or -EBADMSG (no sync, bad header CRC, length over the maximum).
+ */
+int rtprof_frame_hdr_decode(const unsigned char in[RTPROF_FRAME_HEADER_SIZE],
+    struct rtprof_frame_hdr *h);
+
+/* Little-endian helpers shared by the codec. */
+static inline uint32_t
+rtprof_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24;
+}
+
+static inline void
+rtprof_put_le32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+}
+
+/*
+ * A streaming frame scanner: feed it bytes in pieces of any size, take
+ * whole frames out. It keeps at most one frame (header, payload, CRC) plus
+ * one read's worth of bytes, so memory is bounded by the largest frame.
+ * Damage (bad header CRC, bad payload CRC, garbage) is skipped byte by byte
+ * until the next valid header, and counted.
+ */
+struct rtprof_scanner {
+	unsigned char *buf;
+	size_t cap;
+	size_t start;         /* first unconsumed byte in buf */
+	size_t fill;          /* bytes in buf */
+	uint64_t offset;      /* stream offset of buf[start] */
+	/* Statistics. */
+	uint64_t frames;
+	uint64_t bad_frames;   /* header valid, payload CRC wrong */
+	uint64_t skipped_bytes; /* garbage between frames */
+	uint64_t resyncs;      /* times the scanner had to hunt for a header */
+	int hunting;           /* inside a run of garbage */
+};
+
+struct rtprof_frame {
+	struct rtprof_frame_hdr hdr;
+	const unsigned char *payload; /* valid until the next scanner call */
+	uint64_t offset;              /* stream offset of the frame's sync */
+};
+
+/* Return: 0 or -ENOMEM. */
+int rtprof_scanner_init(struct rtprof_scanner *s);
+void rtprof_scanner_free(struct rtprof_scanner *s);
+
+/*
+ * rtprof_scanner_space - where to put up to *@n new bytes (then call
+ * rtprof_scanner_commit with how many were put).
+ * Return: NULL and -ENOMEM in *@n' via errno when it cannot grow.
+ */
+unsigned char *rtprof_scanner_space(struct rtprof_scanner *s, size_t *n);
+void rtprof_scanner_commit(struct rtprof_scanner *s, size_t n);
+
+/*
+ * rtprof_scanner_next - the next whole valid frame.
+ * Return: 1 with *@f filled, 0 when more bytes are needed.
+ */
+int rtprof_scanner_next(struct rtprof_scanner *s, struct rtprof_frame *f);
+
+/* Bytes held that do not (yet) form a frame: a truncated tail at EOF. */
+size_t rtprof_scanner_pending(const struct rtprof_scanner *s);
+
+#endif /* RTPROF_FRAME_H */

@@ -1,0 +1,165 @@
+/*
+ * records.c - bounds-checked walker for the fixed-width record subset.
+ *
+ * Context: any thread; no shared state.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "records.h"
+
+static uint64_t
+be64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return __builtin_bswap64(v);
+}
+
+/* Reads one 9-byte integer (tag @tag) at *@p; -1 on mismatch. */
+static int
+get_tagged64(const unsigned char **p, const unsigned char *e, unsigned char tag,
+    uint64_t *v)
+{
+	if (e - *p < 9 || (*p)[0] != tag)
+		return -1;
+	*v = be64(*p + 1);
+	*p += 9;
+	return 0;
+}
+
+static int
+get_ref(const unsigned char **p, const unsigned char *e, uint64_t *v)
+{
+	if (e - *p < 10 || (*p)[0] != 0xd7 || (*p)[1] != RTPROF_EXT_STRREF)
+		return -1;
+	*v = be64(*p + 2);
+	*p += 10;
+	return 0;
+}
+
+static int
+get_fixint(const unsigned char **p, const unsigned char *e, uint8_t *v)
+{
+	if (e - *p < 1 || (*p)[0] > 0x7f)
+		return -1;
+	*v = (*p)[0];
+	*p += 1;
+	return 0;
+}
+
+static int
+get_field(const unsigned char **p, const unsigned char *e, struct rtprof_val *v)
+{
+	if (e - *p < 1)
+		return -1;
+	switch ((*p)[0]) {
+	case 0xd3:
+		v->kind = RTPROF_VAL_I64;
+		return get_tagged64(p, e, 0xd3, &v->v.u);
+	case 0xcf:
+		v->kind = RTPROF_VAL_U64;
+		return get_tagged64(p, e, 0xcf, &v->v.u);
+	case 0xcb:
+		v->kind = RTPROF_VAL_F64;
+		if (get_tagged64(p, e, 0xcb, &v->v.u) != 0)
+			return -1;
+		{
+			uint64_t u = v->v.u;
+			memcpy(&v->v.d, &u, 8);
+		}
+		return 0;
+	case 0xd7:
+		v->kind = RTPROF_VAL_STRREF;
+		return get_ref(p, e, &v->v.ref);
+	case 0xd9:
+		if (e - *p < 2 || e - *p - 2 < (*p)[1])
+			return -1;
+		v->kind = RTPROF_VAL_STR;
+		v->v.str.n = (*p)[1];
+		v->v.str.p = (const char *)*p + 2;
+		*p += 2 + (*p)[1];
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+int
+rtprof_rec_next(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
+{
+	const unsigned char *s = p, *e = p + n;
+	unsigned arr;
+	uint64_t id;
+
+	if (n == 0)
+		return 0;
+	if ((p[0] & 0xf0) != 0x90 || n < 2)
+		return -EBADMSG;
+	arr = p[0] & 0x0f;
+	r->kind = p[1];
+	r->nvals = 0;
+	r->phase = 0;
+	r->category = 0;
+	r->id = 0;
+	r->t1 = 0;
+	r->name = 0;
+	r->value = 0;
+	p += 2;
+	switch (r->kind) {
+	case RTPROF_REC_INSTANT:
+	case RTPROF_REC_BEGIN:
+	case RTPROF_REC_END:
+		if (arr != 4 || get_tagged64(&p, e, 0xcf, &r->t0) ||
+		    get_ref(&p, e, &r->name) || get_fixint(&p, e, &r->category))
+			return -EBADMSG;
+		r->t1 = r->t0;
+		break;
+	case RTPROF_REC_INTERVAL:
+		if (arr != 5 || get_tagged64(&p, e, 0xcf, &r->t0) ||
+		    get_tagged64(&p, e, 0xcf, &r->t1) ||
+		    get_ref(&p, e, &r->name) || get_fixint(&p, e, &r->category))
+			return -EBADMSG;
+		break;
+	case RTPROF_REC_TYPED:
+		if (arr < 5 || arr - 5 > RTPROF_REC_MAX_VALS ||
+		    get_fixint(&p, e, &r->phase) || r->phase > 3 ||
+		    get_tagged64(&p, e, 0xcf, &r->t0) ||
+		    get_tagged64(&p, e, 0xcf, &r->t1))
+			return -EBADMSG;
+		if (e - p < 3 || p[0] != 0xcd)
+			return -EBADMSG;
+		r->id = (uint16_t)(p[1] << 8 | p[2]);
+		p += 3;
+		r->nvals = arr - 5;
+		for (unsigned i = 0; i < r->nvals; i++)
+			if (get_field(&p, e, &r->vals[i]) != 0)
+				return -EBADMSG;
+		if (r->phase != 1)
+			r->t1 = r->t0;
+		break;
+	case RTPROF_REC_COUNTER:
+		if (arr != 4 || get_tagged64(&p, e, 0xcf, &r->t0))
+			return -EBADMSG;
+		if (e - p < 3 || p[0] != 0xcd)
+			return -EBADMSG;
+		r->id = (uint16_t)(p[1] << 8 | p[2]);
+		p += 3;
+		if (get_tagged64(&p, e, 0xd3, &id))
+			return -EBADMSG;
+		r->value = (int64_t)id;
+		r->t1 = r->t0;
+		break;
+	case RTPROF_REC_SLEEP:
+	case RTPROF_REC_WAKE:
+		if (arr != 2 || get_tagged64(&p, e, 0xcf, &r->t0))
+			return -EBADMSG;
+		r->t1 = r->t0;
+		break;
+	default:
+		return -EBADMSG;
+	}
+	r->size = (size_t)(p - s);
+	return 1;
+}

@@ -1,0 +1,66 @@
+/*
+ * records.h - walk the records of a DATA frame without allocating.
+ *
+ * The recorder writes records in a fixed-width subset of msgpack
+ * (docs/wire-format.md, "Records"). This walker reads exactly that subset,
+ * checks every bound, and stops at the first byte it does not expect. The
+ * writer uses it on its own records (to find timestamps and static string
+ * addresses at tens of millions of records per second); decoders that want
+ * general msgpack objects use msgpack-c (codec/dump_reader.c).
+ *
+ * Context: any thread; no shared state.
+ */
+#ifndef RTPROF_RECORDS_H
+#define RTPROF_RECORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+enum rtprof_val_kind {
+	RTPROF_VAL_I64 = 1,
+	RTPROF_VAL_U64 = 2,
+	RTPROF_VAL_F64 = 3,
+	RTPROF_VAL_STRREF = 4, /* static string address */
+	RTPROF_VAL_STR = 5     /* copied string */
+};
+
+struct rtprof_val {
+	enum rtprof_val_kind kind;
+	union {
+		int64_t i;
+		uint64_t u;
+		double d;
+		uint64_t ref;
+		struct {
+			const char *p;
+			uint32_t n;
+		} str;
+	} v;
+};
+
+#define RTPROF_REC_MAX_VALS 16
+
+/* One decoded record. */
+struct rtprof_rec_view {
+	uint8_t kind;         /* enum rtprof_rec_kind */
+	uint8_t phase;        /* REC_TYPED */
+	uint8_t category;     /* INSTANT/BEGIN/END/INTERVAL */
+	uint16_t id;          /* REC_TYPED: marker type; REC_COUNTER: counter */
+	uint64_t t0, t1;      /* ticks; t1 for INTERVAL and typed intervals */
+	uint64_t name;        /* static string address (marker name) */
+	int64_t value;        /* REC_COUNTER */
+	unsigned nvals;       /* REC_TYPED fields */
+	struct rtprof_val vals[RTPROF_REC_MAX_VALS];
+	size_t size;          /* bytes of the record */
+};
+
+/*
+ * rtprof_rec_next - decode the record at @p (@n bytes available).
+ * Return: 1 with *@r filled, 0 at @n == 0, -EBADMSG when the bytes are not a
+ * well-formed record (truncated, unknown kind, wrong types).
+ */
+int rtprof_rec_next(const unsigned char *p, size_t n, struct rtprof_rec_view *r);
+
+#endif /* RTPROF_RECORDS_H */

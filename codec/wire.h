@@ -1,0 +1,73 @@
+/*
+ * wire.h - constants of the rtprof dump format (docs/wire-format.md).
+ *
+ * Internal header. codec/ depends on nothing else in the tree: the values
+ * that rt/rtprof.h also spells out (record kinds, phases, field kinds) are
+ * checked equal by static assertions in core/ which sees both.
+ */
+#ifndef RTPROF_WIRE_H
+#define RTPROF_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RTPROF_WIRE_VERSION 1
+
+/* Frame header: see docs/wire-format.md, "Frames". */
+#define RTPROF_FRAME_SYNC0 0xD4
+#define RTPROF_FRAME_SYNC1 0x52 /* 'R' */
+#define RTPROF_FRAME_SYNC2 0x54 /* 'T' */
+#define RTPROF_FRAME_SYNC3 0x50 /* 'P' */
+#define RTPROF_FRAME_HEADER_SIZE 24
+#define RTPROF_FRAME_TRAILER_SIZE 4
+#define RTPROF_FRAME_OVERHEAD (RTPROF_FRAME_HEADER_SIZE + RTPROF_FRAME_TRAILER_SIZE)
+#define RTPROF_FRAME_MAX_PAYLOAD (16u << 20)
+
+enum rtprof_frame_kind {
+	RTPROF_FRAME_HEADER = 1,      /* session header, always seq 0 */
+	RTPROF_FRAME_MODULES = 2,     /* module map */
+	RTPROF_FRAME_THREAD = 3,      /* thread descriptor (again on exit) */
+	RTPROF_FRAME_SCHEMA = 4,      /* marker type */
+	RTPROF_FRAME_COUNTER = 5,     /* counter descriptor */
+	RTPROF_FRAME_STRING = 6,      /* static string: address -> text */
+	RTPROF_FRAME_DATA = 7,        /* a chunk's records */
+	RTPROF_FRAME_PAUSE = 8,       /* a paused range */
+	RTPROF_FRAME_VALUES = 9,      /* counter values sampled by the profiler */
+	RTPROF_FRAME_EVENT = 10,      /* a session event: error, limit reached */
+	RTPROF_FRAME_TRAILER = 11,    /* end of session: totals */
+	RTPROF_FRAME_KIND_MAX = 11
+};
+
+/* Record kinds inside DATA frames (first element of each record array). */
+enum rtprof_rec_kind {
+	RTPROF_REC_INSTANT = 1,   /* [1, t, name, cat] */
+	RTPROF_REC_BEGIN = 2,     /* [2, t, name, cat] */
+	RTPROF_REC_END = 3,       /* [3, t, name, cat] */
+	RTPROF_REC_INTERVAL = 4,  /* [4, t0, t1, name, cat] */
+	RTPROF_REC_TYPED = 5,     /* [5, phase, t0, t1, type, fields...] */
+	RTPROF_REC_COUNTER = 6,   /* [6, t, counter, value] */
+	RTPROF_REC_SLEEP = 7,     /* [7, t] */
+	RTPROF_REC_WAKE = 8,      /* [8, t] */
+	RTPROF_REC_KIND_MAX = 8
+};
+
+/* msgpack ext type carrying a static string's address (fixext 8). */
+#define RTPROF_EXT_STRREF 1
+
+/* Id of the counter for the profiler's own memory (VALUES frames). */
+#define RTPROF_COUNTER_SELF_MEMORY 0xFFFF
+
+/* Category names and Gecko colours, by wire id (rtprof_category). */
+#define RTPROF_WIRE_CATEGORIES                                                 \
+	X(0, "Other", "grey")                                                  \
+	X(1, "Idle", "transparent")                                            \
+	X(2, "Audio", "orange")                                                \
+	X(3, "IO", "lightblue")                                                \
+	X(4, "Compute", "yellow")                                              \
+	X(5, "Network", "lightblue")                                           \
+	X(6, "Graphics", "green")                                              \
+	X(7, "User", "blue")                                                   \
+	X(8, "Profiler", "purple")
+#define RTPROF_WIRE_NCATEGORIES 9
+
+#endif /* RTPROF_WIRE_H */

@@ -1,0 +1,209 @@
+/*
+ * core.h - the slow side of rtprof: one shared state behind one mutex.
+ *
+ * Every field of struct rtprof__core is reached through rtprof__core_get(),
+ * which takes the proof-of-lock token returned by rtprof__lock(); a function
+ * that takes a `const rtprof_lock *` is visibly called with the lock held.
+ * Functions used both with and without the lock are split into an outer
+ * function that locks and an inner one that takes the token.
+ *
+ * Threads that run core/ code:
+ *   - control calls: any user thread (register, start/stop/pause/resume);
+ *   - the writer thread (core/writer.c): the only collector, the only one
+ *     that consumes `full` rings, snapshots chunks and writes to sinks.
+ * Internal header.
+ */
+#ifndef RTPROF_CORE_H
+#define RTPROF_CORE_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "../rt/rt_internal.h"
+
+typedef struct rtprof_lock {
+	char held;
+} rtprof_lock;
+
+/* Context: any non-RT thread; blocks. Return: the proof-of-lock token. */
+const rtprof_lock *rtprof__lock(void);
+/* Context: the thread that holds @lk. */
+void rtprof__unlock(const rtprof_lock *lk);
+
+#define RTPROF_TRY(expr)                                                       \
+	do {                                                                   \
+		int rtprof__rc = (expr);                                       \
+		if (rtprof__rc < 0)                                            \
+			return rtprof__rc;                                     \
+	} while (0)
+
+#ifdef RTPROF_DEBUG
+#include <assert.h>
+#define RTPROF_ASSERT(x) assert(x)
+#else
+#define RTPROF_ASSERT(x) ((void)0)
+#endif
+
+enum rtprof__sess_phase {
+	RTPROF__SESS_RUNNING = 0,
+	RTPROF__SESS_STOPPING = 1, /* stopped; the writer has not closed it */
+	RTPROF__SESS_CLOSED = 2,   /* no more chunks accepted; writing out */
+	RTPROF__SESS_DONE = 3      /* trailer written (or sink dead) */
+};
+
+/* A pause range, in ticks. */
+struct rtprof__pause {
+	uint64_t start, end;
+};
+
+/* Per-thread totals of a session, for the trailer. */
+struct rtprof__acct {
+	pid_t tid;
+	uint64_t recorded, dropped_full, dropped_nested, recycled;
+};
+
+struct rtprof__session {
+	struct rtprof__session *next;
+	struct rtprof_settings set;
+	uint32_t gen;
+	uint32_t id;              /* random session id in frame headers */
+	enum rtprof__sess_phase phase;
+	int dump_requested;       /* rtprof_session_dump(): write what is kept */
+	uint64_t dump_done;       /* dump requests served (for waiters) */
+	uint64_t dump_wanted;
+	int paused;
+	uint64_t pause_start;
+
+	/* Clock pairs: ticks, CLOCK_MONOTONIC ns, CLOCK_REALTIME ns. */
+	uint64_t start_ticks, start_mono, start_wall;
+	uint64_t stop_ticks, stop_mono, stop_wall;
+
+	/* Chunks waiting: stream mode, to write; flight, kept (oldest first). */
+	struct rtprof__chunk *q_head, *q_tail;
+	uint64_t q_len;
+
+	struct rtprof__pause *pauses; /* ranges not yet written */
+	uint32_t npauses, cap_pauses;
+	uint64_t pauses_lost;
+
+	struct rtprof__acct *acct;
+	uint32_t nacct, cap_acct;
+
+	/* Sink state: written by the writer thread outside the lock, read
+	 * by others only under the lock after the writer published it. */
+	uint32_t frame_seq;
+	uint64_t bytes;
+	uint64_t chunks_written;
+	uint64_t chunks_lost;
+	int sink_error;
+	int limit_reached;
+	void *strings;            /* writer-owned set of interned addresses */
+	uint64_t values_memory;   /* last profiler memory sent in VALUES */
+	uint64_t values_mono;     /* when (CLOCK_MONOTONIC ns) */
+	uint32_t schemas_sent;    /* descriptors already written */
+	uint32_t counters_sent;
+	int header_sent;
+};
+
+struct rtprof__schema_desc {
+	rtprof_marker_type pub;
+	struct rtprof_marker_schema s; /* strings copied into `strings` */
+	char *strings;
+};
+
+struct rtprof__counter_desc {
+	rtprof_counter pub;
+	char *name, *category, *description;
+};
+
+#define RTPROF__MAX_TYPES 4096
+#define RTPROF__MAX_COUNTERS 4096
+
+struct rtprof__core {
+	pthread_mutex_t mu;
+	pthread_cond_t writer_cv; /* wakes the writer */
+	pthread_cond_t done_cv;   /* wakes waiters of stop / dump */
+
+	uint32_t gen;             /* last generation started */
+	struct rtprof__session *sessions; /* newest first */
+	struct rtprof__session *running;  /* or NULL */
+
+	struct rtprof__thread *threads;   /* registry, live and exited */
+	uint32_t nthreads;
+
+	/* Chunk pool. */
+	struct rtprof__chunk *free;
+	uint64_t nfree;
+	uint64_t nchunks;         /* allocated, all states */
+	uint32_t chunk_size;      /* data bytes per chunk of the pool */
+	uint64_t chunk_bytes;     /* bytes allocated per chunk */
+
+	struct rtprof__schema_desc *types[RTPROF__MAX_TYPES];
+	uint32_t ntypes;
+	struct rtprof__counter_desc *counters[RTPROF__MAX_COUNTERS];
+	uint32_t ncounters;
+
+	int writer_started;
+	int writer_wake;          /* work requested before the next tick */
+	pthread_t writer;
+
+	/* Status of the last session that ended, for status calls after it. */
+	struct rtprof_session_status last;
+	int has_last;
+
+	/* The profiler's own memory in bytes, kept up to date. */
+	uint64_t memory;
+
+	/* Clock. */
+	int clock_tsc;
+	double ticks_per_sec;
+	uint64_t init_ticks, init_mono;
+};
+
+/* Context: the lock holder. The only way to the shared state. */
+struct rtprof__core *rtprof__core_get(const rtprof_lock *lk);
+
+/* clock.c */
+void rtprof__clock_init(void);
+/* Context: any non-RT thread. Reads ticks, MONOTONIC and REALTIME at once. */
+void rtprof__clock_pair(uint64_t *ticks, uint64_t *mono, uint64_t *wall);
+const char *rtprof__clock_source(void);
+/* Context: any thread; calibrated ticks per second (may sleep once). */
+double rtprof__clock_rate(void);
+int rtprof__clock_is_tsc(void);
+
+/* pool.c */
+int rtprof__pool_setup(const rtprof_lock *lk, const struct rtprof_settings *s);
+void rtprof__pool_put(const rtprof_lock *lk, struct rtprof__chunk *c);
+struct rtprof__chunk *rtprof__pool_get(const rtprof_lock *lk);
+void rtprof__refill(const rtprof_lock *lk, struct rtprof__thread *th,
+    uint32_t want);
+uint64_t rtprof__chunk_snapshot(struct rtprof__chunk *c);
+
+/* registry.c */
+void rtprof__registry_init(void);
+void rtprof__thread_free(const rtprof_lock *lk, struct rtprof__thread *th);
+struct rtprof__acct *rtprof__acct_get(const rtprof_lock *lk,
+    struct rtprof__session *s, struct rtprof__thread *th);
+
+/* threadview.c: what the sampler sees of a thread. */
+int rtprof__labels_read(const rtprof_lock *lk, struct rtprof__thread *th,
+    const char **out, unsigned max);
+uint32_t rtprof__sleep_observe(const rtprof_lock *lk, struct rtprof__thread *th);
+
+/* writer.c */
+int rtprof__writer_ensure(const rtprof_lock *lk);
+void rtprof__writer_kick(const rtprof_lock *lk);
+void rtprof__session_free(struct rtprof__session *s);
+
+/* procinfo.c: writes process facts with a msgpack packer. */
+struct msgpack_packer;
+void rtprof__pack_process(struct msgpack_packer *pk);
+void rtprof__pack_modules(struct msgpack_packer *pk);
+uint64_t rtprof__process_rss(void);
+
+/* Settings with defaults applied. Return 0 or -EINVAL. */
+int rtprof__settings_resolve(const struct rtprof_settings *in,
+    struct rtprof_settings *out);
+
+#endif /* RTPROF_CORE_H */

@@ -1,0 +1,309 @@
+/*
+ * registry.c - thread registration, marker types and counters.
+ *
+ * Registered threads stay in the registry after they exit until the writer
+ * has written (or recycled) every chunk of theirs and announced their exit.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core.h"
+
+static pthread_key_t exit_key;
+
+static void thread_exit_cb(void *arg);
+
+/* Context: library constructor. */
+void
+rtprof__registry_init(void)
+{
+	pthread_key_create(&exit_key, thread_exit_cb);
+}
+
+/* Context: owner thread; may block and allocate. */
+RTPROF_API int
+rtprof_thread_register(const char *name, unsigned flags)
+{
+	struct rtprof__tls *t = &rtprof__tls;
+	struct rtprof__thread *th;
+	const rtprof_lock *lk;
+	struct rtprof__core *c;
+	uint64_t wall, mono;
+
+	if (t->thread != NULL)
+		return -EEXIST;
+	th = aligned_alloc(RTPROF__CACHELINE,
+	    (sizeof(*th) + RTPROF__CACHELINE - 1) & ~(size_t)(RTPROF__CACHELINE - 1));
+	if (th == NULL)
+		return -ENOMEM;
+	memset(th, 0, sizeof(*th));
+	ck_ring_init(&th->empty, RTPROF__EMPTY_RING);
+	ck_ring_init(&th->full, RTPROF__FULL_RING);
+	ck_sequence_init(&th->label_seq);
+	th->tid = (pid_t)syscall(SYS_gettid);
+	th->flags = flags;
+	if (th->tid == getpid())
+		th->flags |= RTPROF_THREAD_MAIN;
+	strncpy(th->name, name ? name : "thread", sizeof(th->name) - 1);
+	rtprof__clock_pair(&th->register_ticks, &mono, &wall);
+
+	lk = rtprof__lock();
+	c = rtprof__core_get(lk);
+	th->next = c->threads;
+	c->threads = th;
+	c->nthreads++;
+	c->memory += sizeof(*th);
+	if (c->running != NULL)
+		rtprof__refill(lk, th, c->running->set.prefill);
+	rtprof__writer_kick(lk);
+	rtprof__unlock(lk);
+
+	t->slow_clock = !rtprof__clock_is_tsc();
+	t->expect = 0;
+	t->thread = th;
+	pthread_setspecific(exit_key, th);
+	return 0;
+}
+
+/* Context: owner thread (or its TLS destructor); may block. */
+static void
+unregister(struct rtprof__thread *th)
+{
+	struct rtprof__tls *t = &rtprof__tls;
+	const rtprof_lock *lk;
+	uint64_t ticks, mono, wall;
+
+	rtprof__retire(t, th);
+	t->thread = NULL;
+	t->expect = 0;
+	rtprof__clock_pair(&ticks, &mono, &wall);
+	lk = rtprof__lock();
+	th->unregister_ticks = ticks;
+	/* From here the collector owns both rings (the mutex orders the
+	 * owner's last ring operations before the collector's). */
+	th->exited = 1;
+	rtprof__writer_kick(lk);
+	rtprof__unlock(lk);
+}
+
+/* Context: owner thread; may block. */
+RTPROF_API int
+rtprof_thread_unregister(void)
+{
+	struct rtprof__thread *th = rtprof__tls.thread;
+
+	if (th == NULL)
+		return -ENOENT;
+	pthread_setspecific(exit_key, NULL);
+	unregister(th);
+	return 0;
+}
+
+/* Context: the exiting thread, from the pthread key destructor. */
+static void
+thread_exit_cb(void *arg)
+{
+	if (arg != NULL && rtprof__tls.thread == arg)
+		unregister(arg);
+}
+
+/*
+ * rtprof__thread_free - unlink and free an exited thread whose chunks are
+ * all back. Context: collector, lock held.
+ */
+void
+rtprof__thread_free(const rtprof_lock *lk, struct rtprof__thread *th)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+	struct rtprof__thread **pp;
+	struct rtprof__chunk *k;
+
+	while (ck_ring_dequeue_spsc(&th->empty, th->empty_buf, &k)) {
+		RTPROF__HANDOVER_ACQUIRE(k);
+		rtprof__pool_put(lk, k);
+	}
+	for (pp = &c->threads; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == th) {
+			*pp = th->next;
+			break;
+		}
+	c->nthreads--;
+	c->memory -= sizeof(*th);
+	free(th);
+}
+
+/*
+ * rtprof__acct_get - @th's totals in session @s, created on first use.
+ * Context: collector, lock held. Return: NULL only when out of memory.
+ */
+struct rtprof__acct *
+rtprof__acct_get(const rtprof_lock *lk, struct rtprof__session *s,
+    struct rtprof__thread *th)
+{
+	(void)lk;
+	for (uint32_t i = 0; i < s->nacct; i++)
+		if (s->acct[i].tid == th->tid)
+			return &s->acct[i];
+	if (s->nacct == s->cap_acct) {
+		uint32_t ncap = s->cap_acct ? s->cap_acct * 2 : 16;
+		struct rtprof__acct *n = realloc(s->acct, ncap * sizeof(*n));
+
+		if (n == NULL)
+			return NULL;
+		s->acct = n;
+		s->cap_acct = ncap;
+	}
+	memset(&s->acct[s->nacct], 0, sizeof(s->acct[0]));
+	s->acct[s->nacct].tid = th->tid;
+	return &s->acct[s->nacct++];
+}
+
+static size_t
+field_size(enum rtprof_field_kind k)
+{
+	switch (k) {
+	case RTPROF_FIELD_I64:
+	case RTPROF_FIELD_U64:
+	case RTPROF_FIELD_F64:
+		return 9;
+	case RTPROF_FIELD_STATIC_STR:
+		return 10;
+	case RTPROF_FIELD_STR:
+		return 2 + RTPROF_MAX_STRING;
+	}
+	return 0;
+}
+
+/* Copies @src into the arena at *@p; NULL stays NULL. */
+static const char *
+arena_dup(char **p, const char *src)
+{
+	char *d = *p;
+	size_t n;
+
+	if (src == NULL)
+		return NULL;
+	n = strlen(src) + 1;
+	memcpy(d, src, n);
+	*p += n;
+	return d;
+}
+
+/* Context: any thread; may block and allocate. */
+RTPROF_API const rtprof_marker_type *
+rtprof_marker_type_declare(const struct rtprof_marker_schema *schema)
+{
+	struct rtprof__schema_desc *d;
+	const rtprof_lock *lk;
+	struct rtprof__core *c;
+	size_t strsz = 0, max = 24;
+	char *arena;
+
+	if (schema == NULL || schema->name == NULL || schema->nfields > RTPROF_MAX_FIELDS ||
+	    (unsigned)schema->category >= RTPROF_CAT_COUNT) {
+		errno = EINVAL;
+		return NULL;
+	}
+#define STRSZ(s) ((s) ? strlen(s) + 1 : 0)
+	strsz += STRSZ(schema->name) + STRSZ(schema->tooltip_label) +
+	    STRSZ(schema->table_label) + STRSZ(schema->chart_label);
+	for (unsigned i = 0; i < schema->nfields; i++) {
+		const struct rtprof_field *f = &schema->fields[i];
+
+		if (f->key == NULL || field_size(f->kind) == 0) {
+			errno = EINVAL;
+			return NULL;
+		}
+		strsz += STRSZ(f->key) + STRSZ(f->label) + STRSZ(f->format);
+		max += field_size(f->kind);
+	}
+#undef STRSZ
+	d = calloc(1, sizeof(*d));
+	arena = malloc(strsz ? strsz : 1);
+	if (d == NULL || arena == NULL) {
+		free(d);
+		free(arena);
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->strings = arena;
+	d->s = *schema;
+	d->s.name = arena_dup(&arena, schema->name);
+	d->s.tooltip_label = arena_dup(&arena, schema->tooltip_label);
+	d->s.table_label = arena_dup(&arena, schema->table_label);
+	d->s.chart_label = arena_dup(&arena, schema->chart_label);
+	for (unsigned i = 0; i < schema->nfields; i++) {
+		d->s.fields[i].key = arena_dup(&arena, schema->fields[i].key);
+		d->s.fields[i].label = arena_dup(&arena, schema->fields[i].label);
+		d->s.fields[i].format = arena_dup(&arena, schema->fields[i].format);
+	}
+	d->pub.struct_size = sizeof(d->pub);
+	d->pub.nfields = (uint8_t)schema->nfields;
+	d->pub.max_record = (uint32_t)max;
+
+	lk = rtprof__lock();
+	c = rtprof__core_get(lk);
+	if (c->ntypes == RTPROF__MAX_TYPES) {
+		rtprof__unlock(lk);
+		free(d->strings);
+		free(d);
+		errno = ENOSPC;
+		return NULL;
+	}
+	d->pub.id = (uint16_t)c->ntypes;
+	c->types[c->ntypes++] = d;
+	c->memory += sizeof(*d) + strsz;
+	rtprof__writer_kick(lk);
+	rtprof__unlock(lk);
+	return &d->pub;
+}
+
+/* Context: any thread; may block and allocate. */
+RTPROF_API rtprof_counter *
+rtprof_counter_declare(const char *name, const char *category,
+    const char *description)
+{
+	struct rtprof__counter_desc *d;
+	const rtprof_lock *lk;
+	struct rtprof__core *c;
+
+	if (name == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		return NULL;
+	d->name = strdup(name);
+	d->category = strdup(category ? category : "Other");
+	d->description = strdup(description ? description : "");
+	if (d->name == NULL || d->category == NULL || d->description == NULL) {
+		free(d->name);
+		free(d->category);
+		free(d->description);
+		free(d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->pub.struct_size = sizeof(d->pub);
+	lk = rtprof__lock();
+	c = rtprof__core_get(lk);
+	if (c->ncounters == RTPROF__MAX_COUNTERS) {
+		rtprof__unlock(lk);
+		free(d->name);
+		free(d->category);
+		free(d->description);
+		free(d);
+		errno = ENOSPC;
+		return NULL;
+	}
+	d->pub.id = (uint16_t)c->ncounters;
+	c->counters[c->ncounters++] = d;
+	c->memory += sizeof(*d);
+	rtprof__writer_kick(lk);
+	rtprof__unlock(lk);
+	return &d->pub;
+}

@@ -1,0 +1,279 @@
+/*
+ * session.c - start, stop, pause, resume, dump, status.
+ *
+ * Each call takes the core mutex, changes the state word that every
+ * recording call reads (release store; the recording side loads it with
+ * acquire in rtprof__open()) and leaves the data work to the writer thread.
+ * Generations: every start takes the next generation; chunks carry the state
+ * word they were taken for, and the writer hands a chunk only to the session
+ * of its generation while that session still accepts data. A record written
+ * by a thread that was preempted across stop + start therefore lands in its
+ * own session or is counted late, never in the next session.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "core.h"
+
+static void
+publish_state(uint64_t s)
+{
+	/* release: the session set up under the lock before the word; pairs
+	 * with the acquire loads in rtprof__open() / rtprof__open_slow(). */
+	__atomic_store_n(&rtprof__state, s, __ATOMIC_RELEASE);
+}
+
+static uint32_t
+random_id(uint32_t gen)
+{
+	uint32_t id = 0;
+
+	if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != sizeof(id))
+		id = (uint32_t)getpid() * 2654435761u ^ (uint32_t)rtprof_now();
+	return id ^ gen;
+}
+
+/* Context: any non-RT thread; may block and allocate. */
+RTPROF_API int
+rtprof_session_start(const struct rtprof_settings *settings)
+{
+	struct rtprof_settings set;
+	struct rtprof__session *s;
+	const rtprof_lock *lk;
+	struct rtprof__core *c;
+	struct rtprof__thread *th;
+	double rate;
+	int rc;
+
+	RTPROF_TRY(rtprof__settings_resolve(settings, &set));
+	rate = rtprof__clock_rate(); /* may sleep once: outside the lock */
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return -ENOMEM;
+	s->set = set;
+	lk = rtprof__lock();
+	c = rtprof__core_get(lk);
+	if (c->running != NULL) {
+		rtprof__unlock(lk);
+		free(s);
+		return -EBUSY;
+	}
+	rc = rtprof__writer_ensure(lk);
+	if (rc < 0) {
+		rtprof__unlock(lk);
+		free(s);
+		return rc;
+	}
+	c->ticks_per_sec = rate;
+	rc = rtprof__pool_setup(lk, &set);
+	if (rc < 0) {
+		rtprof__unlock(lk);
+		free(s);
+		return rc;
+	}
+	s->gen = ++c->gen;
+	s->id = random_id(s->gen);
+	s->phase = RTPROF__SESS_RUNNING;
+	rtprof__clock_pair(&s->start_ticks, &s->start_mono, &s->start_wall);
+	s->next = c->sessions;
+	c->sessions = s;
+	c->running = s;
+	for (th = c->threads; th != NULL; th = th->next)
+		if (!th->exited)
+			rtprof__refill(lk, th, set.prefill);
+	publish_state((uint64_t)s->gen << 2 | RTPROF__RUNNING);
+	rtprof__writer_kick(lk);
+	rtprof__unlock(lk);
+	return 0;
+}
+
+static void
+pause_end(struct rtprof__session *s, uint64_t now)
+{
+	if (!s->paused)
+		return;
+	s->paused = 0;
+	if (s->npauses == s->cap_pauses) {
+		uint32_t ncap = s->cap_pauses ? s->cap_pauses * 2 : 8;
+		struct rtprof__pause *n;
+
+		if (ncap > 65536 ||
+		    (n = realloc(s->pauses, ncap * sizeof(*n))) == NULL) {
+			s->pauses_lost++;
+			return;
+		}
+		s->pauses = n;
+		s->cap_pauses = ncap;
+	}
+	s->pauses[s->npauses].start = s->pause_start;
+	s->pauses[s->npauses].end = now;
+	s->npauses++;
+}
+
+/* Context: lock held (@c came from rtprof__core_get()). */
+static void
+status_fill(const struct rtprof__core *c, const struct rtprof__session *s,
+    struct rtprof_session_status *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->pool_chunks = c->nchunks;
+	out->memory_bytes = c->memory;
+	out->generation = s->gen;
+	out->running = s->phase == RTPROF__SESS_RUNNING;
+	out->paused = s->paused;
+	/* Sink fields are written by the writer outside the lock; a status
+	 * read is a statistic and may lag by one batch. */
+	out->sink_error = __atomic_load_n(&s->sink_error, __ATOMIC_RELAXED);
+	out->limit_reached = __atomic_load_n(&s->limit_reached, __ATOMIC_RELAXED);
+	out->bytes_written = __atomic_load_n(&s->bytes, __ATOMIC_RELAXED);
+	out->chunks_written = __atomic_load_n(&s->chunks_written, __ATOMIC_RELAXED);
+	out->chunks_lost = __atomic_load_n(&s->chunks_lost, __ATOMIC_RELAXED);
+}
+
+/* Context: any non-RT thread; blocks until the dump is complete. */
+RTPROF_API int
+rtprof_session_stop(void)
+{
+	struct rtprof__session *s, **pp;
+	const rtprof_lock *lk;
+	struct rtprof__core *c;
+	int rc;
+
+	lk = rtprof__lock();
+	c = rtprof__core_get(lk);
+	s = c->running;
+	if (s == NULL) {
+		rtprof__unlock(lk);
+		return -ENOENT;
+	}
+	rtprof__clock_pair(&s->stop_ticks, &s->stop_mono, &s->stop_wall);
+	pause_end(s, s->stop_ticks);
+	publish_state((uint64_t)s->gen << 2);
+	s->phase = RTPROF__SESS_STOPPING;
+	c->running = NULL;
+	rtprof__writer_kick(lk);
+	/* The lock is released while waiting: other threads may start the
+	 * next session meanwhile. */
+	while (s->phase != RTPROF__SESS_DONE)
+		pthread_cond_wait(&c->done_cv, &c->mu);
+	rc = s->sink_error;
+	status_fill(c, s, &c->last);
+	c->has_last = 1;
+	for (pp = &c->sessions; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	rtprof__session_free(s);
+	rtprof__unlock(lk);
+	return rc;
+}
+
+/* Context: any non-RT thread; may block. */
+RTPROF_API int
+rtprof_session_pause(void)
+{
+	const rtprof_lock *lk = rtprof__lock();
+	struct rtprof__core *c = rtprof__core_get(lk);
+	struct rtprof__session *s = c->running;
+	int rc = 0;
+
+	if (s == NULL)
+		rc = -ENOENT;
+	else if (s->paused)
+		rc = -EALREADY;
+	else {
+		s->paused = 1;
+		s->pause_start = rtprof_now();
+		publish_state((uint64_t)s->gen << 2 | RTPROF__RUNNING | RTPROF__PAUSED);
+	}
+	rtprof__unlock(lk);
+	return rc;
+}
+
+/* Context: any non-RT thread; may block. */
+RTPROF_API int
+rtprof_session_resume(void)
+{
+	const rtprof_lock *lk = rtprof__lock();
+	struct rtprof__core *c = rtprof__core_get(lk);
+	struct rtprof__session *s = c->running;
+	int rc = 0;
+
+	if (s == NULL)
+		rc = -ENOENT;
+	else if (!s->paused)
+		rc = -EALREADY;
+	else {
+		pause_end(s, rtprof_now());
+		publish_state((uint64_t)s->gen << 2 | RTPROF__RUNNING);
+		rtprof__writer_kick(lk);
+	}
+	rtprof__unlock(lk);
+	return rc;
+}
+
+/* Context: any non-RT thread; blocks until written. */
+RTPROF_API int
+rtprof_session_dump(void)
+{
+	const rtprof_lock *lk = rtprof__lock();
+	struct rtprof__core *c = rtprof__core_get(lk);
+	struct rtprof__session *s = c->running;
+	uint64_t want;
+	uint32_t gen;
+	int rc;
+
+	if (s == NULL) {
+		rtprof__unlock(lk);
+		return -ENOENT;
+	}
+	want = ++s->dump_wanted;
+	gen = s->gen;
+	s->dump_requested = 1;
+	rtprof__writer_kick(lk);
+	/* Wait until served, or until the session ended (then `s` may be
+	 * freed: look it up again by generation every time). */
+	for (;;) {
+		for (s = c->sessions; s != NULL && s->gen != gen; s = s->next)
+			;
+		if (s == NULL) {
+			rc = 0;
+			break;
+		}
+		if (s->dump_done >= want || s->phase == RTPROF__SESS_DONE) {
+			rc = s->sink_error;
+			break;
+		}
+		pthread_cond_wait(&c->done_cv, &c->mu);
+	}
+	rtprof__unlock(lk);
+	return rc;
+}
+
+/* Context: any non-RT thread; may block. */
+RTPROF_API int
+rtprof_session_status_get(struct rtprof_session_status *out)
+{
+	const rtprof_lock *lk = rtprof__lock();
+	struct rtprof__core *c = rtprof__core_get(lk);
+	struct rtprof__session *s = c->running ? c->running : c->sessions;
+	int rc = 0;
+
+	if (s != NULL) {
+		status_fill(c, s, out);
+	} else if (c->has_last) {
+		*out = c->last;
+		out->pool_chunks = c->nchunks;
+		out->memory_bytes = c->memory;
+	} else {
+		memset(out, 0, sizeof(*out));
+		out->memory_bytes = c->memory;
+		rc = -ENOENT;
+	}
+	rtprof__unlock(lk);
+	return rc;
+}

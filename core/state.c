@@ -1,0 +1,153 @@
+/*
+ * state.c - the one shared state, its mutex and proof-of-lock token, the
+ * library constructor and the environment autostart.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "../codec/wire.h"
+
+static struct rtprof__core core = {
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+	.writer_cv = PTHREAD_COND_INITIALIZER,
+	.done_cv = PTHREAD_COND_INITIALIZER,
+};
+static const rtprof_lock token = { 1 };
+
+/* The wire format and the public header spell the same numbers. */
+_Static_assert(RTPROF__REC_INSTANT == RTPROF_REC_INSTANT, "wire");
+_Static_assert(RTPROF__REC_BEGIN == RTPROF_REC_BEGIN, "wire");
+_Static_assert(RTPROF__REC_END == RTPROF_REC_END, "wire");
+_Static_assert(RTPROF__REC_INTERVAL == RTPROF_REC_INTERVAL, "wire");
+_Static_assert(RTPROF__REC_TYPED == RTPROF_REC_TYPED, "wire");
+_Static_assert(RTPROF__REC_COUNTER == RTPROF_REC_COUNTER, "wire");
+_Static_assert(RTPROF__REC_SLEEP == RTPROF_REC_SLEEP, "wire");
+_Static_assert(RTPROF__REC_WAKE == RTPROF_REC_WAKE, "wire");
+_Static_assert(RTPROF_CAT_COUNT == RTPROF_WIRE_NCATEGORIES, "wire");
+
+/* Context: any non-RT thread; blocks. */
+const rtprof_lock *
+rtprof__lock(void)
+{
+	pthread_mutex_lock(&core.mu);
+	return &token;
+}
+
+/* Context: the lock holder. */
+void
+rtprof__unlock(const rtprof_lock *lk)
+{
+	(void)lk;
+	pthread_mutex_unlock(&core.mu);
+}
+
+/* Context: the lock holder. */
+struct rtprof__core *
+rtprof__core_get(const rtprof_lock *lk)
+{
+	RTPROF_ASSERT(lk == &token);
+	(void)lk;
+	return &core;
+}
+
+/* Context: any thread. */
+RTPROF_API const char *
+rtprof_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case -EBUSY:
+		return "a session is already running";
+	case -ENOENT:
+		return "no session (or thread not registered)";
+	case -EALREADY:
+		return "already in that state";
+	case -EEXIST:
+		return "thread already registered";
+	default:
+		return err < 0 ? strerror(-err) : "unknown error";
+	}
+}
+
+/* Context: any thread. */
+int
+rtprof__settings_resolve(const struct rtprof_settings *in,
+    struct rtprof_settings *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (in == NULL || in->struct_size < offsetof(struct rtprof_settings, memory_limit))
+		return -EINVAL;
+	memcpy(out, in, in->struct_size < sizeof(*out) ? in->struct_size : sizeof(*out));
+	out->struct_size = sizeof(*out);
+	if (out->mode != RTPROF_MODE_STREAM && out->mode != RTPROF_MODE_FLIGHT_RECORDER)
+		return -EINVAL;
+	if (out->fd < 0 || fcntl(out->fd, F_GETFL) < 0)
+		return -EINVAL;
+	if (out->chunk_size == 0)
+		out->chunk_size = 64u << 10;
+	if (out->chunk_size < RTPROF__MIN_CHUNK || out->chunk_size > (8u << 20))
+		return -EINVAL;
+	if (out->memory_limit == 0)
+		out->memory_limit = 32u << 20;
+	if (out->memory_limit < out->chunk_size)
+		return -EINVAL;
+	if (out->prefill == 0)
+		out->prefill = 4;
+	if (out->prefill >= RTPROF__EMPTY_RING)
+		out->prefill = RTPROF__EMPTY_RING - 1;
+	if (out->flush_interval_us == 0)
+		out->flush_interval_us = 10000;
+	if (out->sample_interval_us == 0)
+		out->sample_interval_us = 1000;
+	if (out->write_timeout_ms == 0)
+		out->write_timeout_ms = 5000;
+	return 0;
+}
+
+static void
+autostop(void)
+{
+	rtprof_session_stop();
+}
+
+/*
+ * Environment autostart: RTPROF_FD=N starts a session writing to the
+ * already open descriptor N at process start and finishes it at exit.
+ * The library never opens a path: a launcher opens the file (tools/).
+ * RTPROF_MODE=flight, RTPROF_MEMORY=bytes, RTPROF_MAX_BYTES=bytes tune it.
+ * Context: the library constructor, on the main thread before main().
+ */
+static void
+autostart(void)
+{
+	const char *fd = getenv("RTPROF_FD"), *v;
+	struct rtprof_settings s;
+
+	if (fd == NULL || *fd == 0)
+		return;
+	memset(&s, 0, sizeof(s));
+	s.struct_size = sizeof(s);
+	s.fd = atoi(fd);
+	if ((v = getenv("RTPROF_MODE")) != NULL && strcmp(v, "flight") == 0)
+		s.mode = RTPROF_MODE_FLIGHT_RECORDER;
+	if ((v = getenv("RTPROF_MEMORY")) != NULL)
+		s.memory_limit = strtoull(v, NULL, 0);
+	if ((v = getenv("RTPROF_MAX_BYTES")) != NULL)
+		s.max_bytes = strtoull(v, NULL, 0);
+	if (rtprof_thread_register("main", RTPROF_THREAD_MAIN) == 0 &&
+	    rtprof_session_start(&s) == 0)
+		atexit(autostop);
+}
+
+__attribute__((constructor)) static void
+rtprof__init(void)
+{
+	rtprof__clock_init();
+	rtprof__registry_init();
+	autostart();
+}

@@ -1,0 +1,1044 @@
+/*
+ * writer.c - the writer thread: the one collector of every thread's chunks
+ * and the only code that writes to a session's file descriptor.
+ *
+ * Each round, with the core mutex held (collect()):
+ *   1. queue descriptor frames a session has not written yet (header,
+ *      modules, marker types, counters, threads and their exits, pauses);
+ *   2. drain every thread's `full` ring; a chunk goes to the session of its
+ *      generation while that session still accepts data, otherwise its
+ *      records are late (counted) and the chunk goes back to the pool;
+ *   3. close stopped sessions: copy out the committed part of each thread's
+ *      current chunk (rtprof__chunk_snapshot) and stop accepting chunks;
+ *   4. serve dump requests the same way without closing;
+ *   5. refill every live thread's `empty` ring from the pool (flight
+ *      recorder: recycling the oldest kept chunk when the pool is empty);
+ *   6. free exited threads whose chunks are all back.
+ * Then, without the lock, it writes the batch (write_batch()); then, with
+ * the lock again, it returns written chunks to the pool and wakes waiters.
+ *
+ * Memory stays bounded: the batch refers to pool chunks (bounded by the
+ * memory limit) and to small descriptor frames; nothing grows with the
+ * session length except the set of interned static strings.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <msgpack.h>
+
+#include "core.h"
+#include "../codec/frame.h"
+#include "../codec/records.h"
+
+enum witem_kind {
+	W_FRAME,    /* a ready payload in `buf` */
+	W_DATA,     /* a chunk range */
+	W_TRAILER,  /* built at write time (needs final byte counts) */
+	W_DUMPED    /* marker: the dump request is served when reached */
+};
+
+struct witem {
+	enum witem_kind kind;
+	uint8_t frame;               /* frame kind for W_FRAME */
+	struct rtprof__session *s;
+	struct rtprof__chunk *k;     /* W_DATA */
+	uint64_t from, to;           /* commit words */
+	int release;                 /* chunk goes back to the pool */
+	struct rtprof__thread *th;   /* W_DATA: owner, for chunks_alive */
+	msgpack_sbuffer buf;         /* W_FRAME payload */
+};
+
+struct batch {
+	struct witem *v;
+	size_t n, cap;
+};
+
+/* Writer-owned set of interned static string addresses (per session). */
+struct strset {
+	uint64_t *slots;
+	size_t cap, n;
+};
+
+static struct batch batch;
+
+/* Sink statistics are written only by this thread and read by
+ * rtprof_session_status_get() with relaxed loads. */
+#define SINK_SET(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
+
+static struct witem *
+batch_add(enum witem_kind kind, struct rtprof__session *s)
+{
+	struct witem *w;
+
+	if (batch.n == batch.cap) {
+		size_t ncap = batch.cap ? batch.cap * 2 : 256;
+		struct witem *nv = realloc(batch.v, ncap * sizeof(*nv));
+
+		if (nv == NULL)
+			return NULL;
+		batch.v = nv;
+		batch.cap = ncap;
+	}
+	w = &batch.v[batch.n++];
+	memset(w, 0, sizeof(*w));
+	w->kind = kind;
+	w->s = s;
+	return w;
+}
+
+/* Starts a W_FRAME item; the caller packs the payload with *pk. */
+static struct witem *
+frame_add(struct rtprof__session *s, uint8_t kind, msgpack_packer *pk)
+{
+	struct witem *w = batch_add(W_FRAME, s);
+
+	if (w == NULL)
+		return NULL;
+	w->frame = kind;
+	msgpack_sbuffer_init(&w->buf);
+	msgpack_packer_init(pk, &w->buf, msgpack_sbuffer_write);
+	return w;
+}
+
+static void
+pack_str(msgpack_packer *pk, const char *s)
+{
+	if (s == NULL) {
+		msgpack_pack_nil(pk);
+		return;
+	}
+	msgpack_pack_str(pk, strlen(s));
+	msgpack_pack_str_body(pk, s, strlen(s));
+}
+
+static void
+pack_key(msgpack_packer *pk, const char *k)
+{
+	pack_str(pk, k);
+}
+
+/* ------------------------------------------------------------------ */
+/* Descriptor frames (built under the lock).                            */
+
+static void
+add_header(const rtprof_lock *lk, struct rtprof__session *s)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+	const struct rtprof_settings *st = &s->set;
+	msgpack_packer pk;
+
+	if (frame_add(s, RTPROF_FRAME_HEADER, &pk) == NULL)
+		return;
+	/* 3 here + 6 from rtprof__pack_process() + clock, settings,
+	 * categories. */
+	msgpack_pack_map(&pk, 12);
+	pack_key(&pk, "format");
+	msgpack_pack_uint32(&pk, RTPROF_WIRE_VERSION);
+	pack_key(&pk, "session");
+	msgpack_pack_uint32(&pk, s->id);
+	pack_key(&pk, "generation");
+	msgpack_pack_uint32(&pk, s->gen);
+	/* pid, ppid, process, exe, cmdline, machine: 6 more pairs. */
+	rtprof__pack_process((struct msgpack_packer *)&pk);
+	pack_key(&pk, "clock");
+	msgpack_pack_map(&pk, 5);
+	pack_key(&pk, "source");
+	pack_str(&pk, rtprof__clock_source());
+	pack_key(&pk, "ticks_per_second");
+	msgpack_pack_double(&pk, c->ticks_per_sec);
+	pack_key(&pk, "start_ticks");
+	msgpack_pack_uint64(&pk, s->start_ticks);
+	pack_key(&pk, "start_mono_ns");
+	msgpack_pack_uint64(&pk, s->start_mono);
+	pack_key(&pk, "start_wall_ns");
+	msgpack_pack_uint64(&pk, s->start_wall);
+	pack_key(&pk, "settings");
+	msgpack_pack_map(&pk, 7);
+	pack_key(&pk, "mode");
+	pack_str(&pk, st->mode == RTPROF_MODE_FLIGHT_RECORDER ? "flight" : "stream");
+	pack_key(&pk, "memory_limit");
+	msgpack_pack_uint64(&pk, st->memory_limit);
+	pack_key(&pk, "chunk_size");
+	msgpack_pack_uint32(&pk, st->chunk_size);
+	pack_key(&pk, "prefill");
+	msgpack_pack_uint32(&pk, st->prefill);
+	pack_key(&pk, "max_bytes");
+	msgpack_pack_uint64(&pk, st->max_bytes);
+	pack_key(&pk, "flush_interval_us");
+	msgpack_pack_uint32(&pk, st->flush_interval_us);
+	pack_key(&pk, "sample_interval_us");
+	msgpack_pack_uint32(&pk, st->sample_interval_us);
+	pack_key(&pk, "categories");
+	msgpack_pack_array(&pk, RTPROF_WIRE_NCATEGORIES);
+#define X(id, name, color)                                                     \
+	msgpack_pack_array(&pk, 2);                                            \
+	pack_str(&pk, name);                                                   \
+	pack_str(&pk, color);
+	RTPROF_WIRE_CATEGORIES
+#undef X
+
+	if (frame_add(s, RTPROF_FRAME_MODULES, &pk) == NULL)
+		return;
+	rtprof__pack_modules((struct msgpack_packer *)&pk);
+}
+
+static void
+add_thread(struct rtprof__session *s, const struct rtprof__thread *th)
+{
+	msgpack_packer pk;
+
+	if (frame_add(s, RTPROF_FRAME_THREAD, &pk) == NULL)
+		return;
+	msgpack_pack_map(&pk, 5);
+	pack_key(&pk, "tid");
+	msgpack_pack_int32(&pk, th->tid);
+	pack_key(&pk, "name");
+	pack_str(&pk, th->name);
+	pack_key(&pk, "flags");
+	msgpack_pack_uint32(&pk, th->flags);
+	pack_key(&pk, "register_ticks");
+	msgpack_pack_uint64(&pk, th->register_ticks);
+	pack_key(&pk, "unregister_ticks");
+	if (th->exited)
+		msgpack_pack_uint64(&pk, th->unregister_ticks);
+	else
+		msgpack_pack_nil(&pk);
+}
+
+static void
+add_schema(struct rtprof__session *s, const struct rtprof__schema_desc *d)
+{
+	const struct rtprof_marker_schema *m = &d->s;
+	msgpack_packer pk;
+
+	if (frame_add(s, RTPROF_FRAME_SCHEMA, &pk) == NULL)
+		return;
+	msgpack_pack_map(&pk, 8);
+	pack_key(&pk, "id");
+	msgpack_pack_uint16(&pk, d->pub.id);
+	pack_key(&pk, "name");
+	pack_str(&pk, m->name);
+	pack_key(&pk, "category");
+	msgpack_pack_uint32(&pk, (uint32_t)m->category);
+	pack_key(&pk, "display");
+	msgpack_pack_uint32(&pk, m->display ? m->display :
+	    RTPROF_DISPLAY_MARKER_CHART | RTPROF_DISPLAY_MARKER_TABLE);
+	pack_key(&pk, "tooltip");
+	pack_str(&pk, m->tooltip_label);
+	pack_key(&pk, "table");
+	pack_str(&pk, m->table_label);
+	pack_key(&pk, "chart");
+	pack_str(&pk, m->chart_label);
+	pack_key(&pk, "fields");
+	msgpack_pack_array(&pk, m->nfields);
+	for (unsigned i = 0; i < m->nfields; i++) {
+		const struct rtprof_field *f = &m->fields[i];
+
+		msgpack_pack_array(&pk, 4);
+		pack_str(&pk, f->key);
+		pack_str(&pk, f->label ? f->label : f->key);
+		pack_str(&pk, f->format ? f->format : "string");
+		msgpack_pack_uint32(&pk, (uint32_t)f->kind);
+	}
+}
+
+static void
+add_counter(struct rtprof__session *s, const struct rtprof__counter_desc *d)
+{
+	msgpack_packer pk;
+
+	if (frame_add(s, RTPROF_FRAME_COUNTER, &pk) == NULL)
+		return;
+	msgpack_pack_map(&pk, 4);
+	pack_key(&pk, "id");
+	msgpack_pack_uint16(&pk, d->pub.id);
+	pack_key(&pk, "name");
+	pack_str(&pk, d->name);
+	pack_key(&pk, "category");
+	pack_str(&pk, d->category);
+	pack_key(&pk, "description");
+	pack_str(&pk, d->description);
+}
+
+static void
+add_pauses(struct rtprof__session *s)
+{
+	msgpack_packer pk;
+
+	for (uint32_t i = 0; i < s->npauses; i++) {
+		if (frame_add(s, RTPROF_FRAME_PAUSE, &pk) == NULL)
+			return;
+		msgpack_pack_array(&pk, 2);
+		msgpack_pack_uint64(&pk, s->pauses[i].start);
+		msgpack_pack_uint64(&pk, s->pauses[i].end);
+	}
+	s->npauses = 0;
+}
+
+/* The profiler's own memory, when it changed (at most every 100 ms: a
+ * serial link has little room), or always when @force. */
+static void
+add_values(const rtprof_lock *lk, struct rtprof__session *s, int force)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+	msgpack_packer pk;
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (!force && (c->memory == s->values_memory ||
+	    now - s->values_mono < 100000000u))
+		return;
+	s->values_memory = c->memory;
+	s->values_mono = now;
+	if (frame_add(s, RTPROF_FRAME_VALUES, &pk) == NULL)
+		return;
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_uint64(&pk, rtprof_now());
+	msgpack_pack_array(&pk, 1);
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_uint32(&pk, RTPROF_COUNTER_SELF_MEMORY);
+	msgpack_pack_uint64(&pk, c->memory);
+}
+
+/* ------------------------------------------------------------------ */
+/* Collection (under the lock).                                         */
+
+static uint32_t
+word_nrec(uint64_t w)
+{
+	return (uint32_t)(w >> 32);
+}
+
+static struct rtprof__session *
+session_for(const rtprof_lock *lk, uint64_t gen)
+{
+	struct rtprof__session *s;
+
+	for (s = rtprof__core_get(lk)->sessions; s != NULL; s = s->next)
+		if (s->gen == gen)
+			return s;
+	return NULL;
+}
+
+static int
+accepting(const struct rtprof__session *s)
+{
+	return s != NULL && s->phase <= RTPROF__SESS_STOPPING;
+}
+
+/* Queue chunk range [k->flushed, to) of @th for session @s. */
+static void
+take_range(const rtprof_lock *lk, struct rtprof__session *s,
+    struct rtprof__thread *th, struct rtprof__chunk *k, uint64_t to, int full)
+{
+	struct rtprof__acct *a = rtprof__acct_get(lk, s, th);
+	struct witem *w;
+
+	if (a != NULL) {
+		a->recorded += word_nrec(to) - word_nrec(k->flushed);
+		if (k->flushed == 0) {
+			a->dropped_full += k->drops_full;
+			a->dropped_nested += k->drops_nested;
+		}
+	}
+	if (full && s->set.mode == RTPROF_MODE_FLIGHT_RECORDER) {
+		/* Keep it; written on dump or stop by flush_kept(), oldest
+		 * first, so each thread's records stay in time order. */
+		k->next = NULL;
+		if (s->q_tail)
+			s->q_tail->next = k;
+		else
+			s->q_head = k;
+		s->q_tail = k;
+		s->q_len++;
+		th->chunks_alive++;
+		return;
+	}
+	w = batch_add(W_DATA, s);
+	if (w == NULL) {
+		/* Out of memory for the batch: the range is lost, counted. */
+		SINK_SET(s->chunks_lost, s->chunks_lost + 1);
+		if (full)
+			rtprof__pool_put(lk, k);
+		return;
+	}
+	w->k = k;
+	w->th = th;
+	w->from = k->flushed;
+	w->to = to;
+	w->release = full;
+	th->chunks_alive++;
+	k->flushed = to;
+}
+
+/* Move a flight recorder's kept chunks into the batch. */
+static void
+flush_kept(struct rtprof__session *s)
+{
+	struct rtprof__chunk *k;
+
+	while ((k = s->q_head) != NULL) {
+		struct witem *w = batch_add(W_DATA, s);
+
+		if (w == NULL)
+			return;
+		s->q_head = k->next;
+		if (s->q_head == NULL)
+			s->q_tail = NULL;
+		s->q_len--;
+		w->k = k;
+		w->th = k->owner;
+		w->from = k->flushed;
+		w->to = rtprof__chunk_snapshot(k);
+		w->release = 1;
+		k->flushed = w->to;
+		/* chunks_alive stays: the batch holds the chunk now. */
+	}
+}
+
+/* Copy out the committed part of every current chunk of session @s. */
+static void
+snapshot_partials(const rtprof_lock *lk, struct rtprof__session *s)
+{
+	struct rtprof__thread *th;
+
+	for (th = rtprof__core_get(lk)->threads; th != NULL; th = th->next) {
+		/* acquire: pairs with the release in take_chunk() (rt/). */
+		struct rtprof__chunk *k =
+		    atomic_load_explicit(&th->cur, memory_order_acquire);
+		uint64_t to;
+
+		if (k == NULL || RTPROF__STATE_GEN(k->state) != s->gen)
+			continue;
+		to = rtprof__chunk_snapshot(k);
+		if (word_nrec(to) > word_nrec(k->flushed))
+			take_range(lk, s, th, k, to, 0);
+	}
+}
+
+/* Drain @th's full ring. */
+static void
+drain(const rtprof_lock *lk, struct rtprof__thread *th)
+{
+	struct rtprof__chunk *k;
+
+	while (ck_ring_dequeue_spsc(&th->full, th->full_buf, &k)) {
+		struct rtprof__session *s;
+		uint64_t to;
+
+		RTPROF__HANDOVER_ACQUIRE(k);
+		k->gen = RTPROF__STATE_GEN(k->state);
+		to = rtprof__chunk_snapshot(k);
+		s = session_for(lk, k->gen);
+		if (accepting(s) && word_nrec(to) > word_nrec(k->flushed)) {
+			take_range(lk, s, th, k, to, 1);
+			continue;
+		}
+		if (word_nrec(to) > word_nrec(k->flushed)) {
+			/* Committed after its session closed. */
+			atomic_fetch_add_explicit(&th->late,
+			    word_nrec(to) - word_nrec(k->flushed),
+			    memory_order_relaxed);
+		}
+		/* Safe to reuse: any earlier partial range of k was in a batch
+		 * that this thread finished writing before this round. */
+		rtprof__pool_put(lk, k);
+	}
+}
+
+/* Flight recorder: the oldest kept chunk of the running session, recycled
+ * for new data. Context: collector, lock held. */
+static struct rtprof__chunk *
+recycle_oldest(const rtprof_lock *lk, struct rtprof__session *s)
+{
+	struct rtprof__chunk *k = s->q_head;
+	struct rtprof__acct *a;
+	uint32_t n;
+
+	if (k == NULL)
+		return NULL;
+	s->q_head = k->next;
+	if (s->q_head == NULL)
+		s->q_tail = NULL;
+	s->q_len--;
+	n = word_nrec(rtprof__chunk_snapshot(k)) - word_nrec(k->flushed);
+	a = rtprof__acct_get(lk, s, k->owner);
+	if (a != NULL) {
+		a->recorded -= n;
+		a->recycled += n;
+	}
+	atomic_fetch_add_explicit(&k->owner->recycled, n, memory_order_relaxed);
+	k->owner->chunks_alive--;
+	k->flushed = 0;
+	return k;
+}
+
+static void
+refill_all(const rtprof_lock *lk)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+	struct rtprof__session *s = c->running;
+	struct rtprof__thread *th;
+
+	if (s == NULL)
+		return;
+	for (th = c->threads; th != NULL; th = th->next) {
+		if (th->exited)
+			continue;
+		rtprof__refill(lk, th, s->set.prefill);
+		while (s->set.mode == RTPROF_MODE_FLIGHT_RECORDER &&
+		    ck_ring_size(&th->empty) < s->set.prefill) {
+			struct rtprof__chunk *k = recycle_oldest(lk, s);
+
+			if (k == NULL)
+				break;
+			rtprof__pool_put(lk, k);
+			rtprof__refill(lk, th, s->set.prefill);
+		}
+	}
+}
+
+static void
+announce_threads(const rtprof_lock *lk, struct rtprof__session *s)
+{
+	struct rtprof__thread *th;
+
+	for (th = rtprof__core_get(lk)->threads; th != NULL; th = th->next) {
+		if (th->announced_gen != s->gen) {
+			/* A thread that exited before this session began is
+			 * not part of it. */
+			if (th->exited && th->unregister_ticks < s->start_ticks)
+				continue;
+			th->announced_gen = s->gen;
+			th->announced_exit = th->exited;
+			add_thread(s, th);
+		} else if (th->exited && !th->announced_exit) {
+			th->announced_exit = 1;
+			add_thread(s, th);
+		}
+	}
+}
+
+static void
+free_exited(const rtprof_lock *lk)
+{
+	struct rtprof__thread *th, *next;
+
+	for (th = rtprof__core_get(lk)->threads; th != NULL; th = next) {
+		next = th->next;
+		if (th->exited && th->chunks_alive == 0 &&
+		    ck_ring_size(&th->full) == 0 &&
+		    atomic_load_explicit(&th->cur, memory_order_relaxed) == NULL &&
+		    (th->announced_exit || !accepting(session_for(lk, th->announced_gen))))
+			rtprof__thread_free(lk, th);
+	}
+}
+
+/* Context: writer thread, lock held. */
+static void
+collect(const rtprof_lock *lk)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+	struct rtprof__session *s;
+	struct rtprof__thread *th;
+
+	for (s = c->sessions; s != NULL; s = s->next) {
+		if (s->phase >= RTPROF__SESS_CLOSED)
+			continue;
+		if (!s->header_sent) {
+			s->header_sent = 1;
+			add_header(lk, s);
+		}
+		while (s->schemas_sent < c->ntypes)
+			add_schema(s, c->types[s->schemas_sent++]);
+		while (s->counters_sent < c->ncounters)
+			add_counter(s, c->counters[s->counters_sent++]);
+		announce_threads(lk, s);
+	}
+	for (th = c->threads; th != NULL; th = th->next)
+		drain(lk, th);
+	for (s = c->sessions; s != NULL; s = s->next) {
+		if (s->phase == RTPROF__SESS_STOPPING) {
+			flush_kept(s);
+			snapshot_partials(lk, s);
+			add_pauses(s);
+			add_values(lk, s, 1);
+			s->phase = RTPROF__SESS_CLOSED;
+			batch_add(W_TRAILER, s);
+		} else if (s->phase == RTPROF__SESS_RUNNING) {
+			struct witem *w;
+
+			if (s->dump_requested) {
+				flush_kept(s);
+				snapshot_partials(lk, s);
+				add_pauses(s);
+				add_values(lk, s, 1);
+				s->dump_requested = 0;
+				if ((w = batch_add(W_DUMPED, s)) != NULL)
+					w->from = s->dump_wanted;
+			} else if (s->set.mode == RTPROF_MODE_STREAM) {
+				add_pauses(s);
+				add_values(lk, s, 0);
+			}
+		}
+	}
+	refill_all(lk);
+	free_exited(lk);
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing (no lock; the writer thread owns the batch and sink fields). */
+
+static int
+strset_add(struct strset *set, uint64_t ref)
+{
+	size_t i;
+
+	if (set->n * 2 >= set->cap) {
+		size_t ncap = set->cap ? set->cap * 2 : 1024;
+		uint64_t *ns = calloc(ncap, sizeof(*ns));
+
+		if (ns == NULL)
+			return 1; /* cannot remember: send it again, harmless */
+		for (i = 0; i < set->cap; i++) {
+			uint64_t v = set->slots[i];
+			size_t j;
+
+			if (v == 0)
+				continue;
+			for (j = (v * 0x9E3779B97F4A7C15ull) >> 40 & (ncap - 1);
+			    ns[j] != 0; j = (j + 1) & (ncap - 1))
+				;
+			ns[j] = v;
+		}
+		free(set->slots);
+		set->slots = ns;
+		set->cap = ncap;
+	}
+	for (i = (ref * 0x9E3779B97F4A7C15ull) >> 40 & (set->cap - 1);
+	    set->slots[i] != 0; i = (i + 1) & (set->cap - 1))
+		if (set->slots[i] == ref)
+			return 0;
+	set->slots[i] = ref;
+	set->n++;
+	return 1;
+}
+
+static int
+sink_writev(struct rtprof__session *s, struct iovec *iov, int n)
+{
+	struct timespec t0, t;
+	int waited_ms = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (n > 0) {
+		struct pollfd p = { s->set.fd, POLLOUT, 0 };
+		ssize_t r;
+		int pr = poll(&p, 1, (int)s->set.write_timeout_ms - waited_ms);
+
+		if (pr < 0 && errno != EINTR)
+			return -errno;
+		if (pr == 0)
+			return -ETIMEDOUT;
+		if (pr > 0 && (p.revents & POLLNVAL))
+			return -EBADF;
+		r = writev(s->set.fd, iov, n > IOV_MAX ? IOV_MAX : n);
+		if (r < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+				goto again;
+			if (errno == EPIPE) {
+				/* Consume the SIGPIPE that this thread (with
+				 * every signal blocked) has pending. */
+				sigset_t pipe;
+				struct timespec zero = { 0, 0 };
+
+				sigemptyset(&pipe);
+				sigaddset(&pipe, SIGPIPE);
+				sigtimedwait(&pipe, NULL, &zero);
+				return -EPIPE;
+			}
+			return -errno;
+		}
+		/* Short write: advance past what went out. */
+		while (n > 0 && (size_t)r >= iov->iov_len) {
+			r -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + r;
+			iov->iov_len -= (size_t)r;
+		}
+again:
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		waited_ms = (int)((t.tv_sec - t0.tv_sec) * 1000 +
+		    (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (waited_ms >= (int)s->set.write_timeout_ms)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+static uint64_t
+trailer_reserve(const struct rtprof__session *s)
+{
+	/* Room kept for the limit EVENT and the TRAILER frames. */
+	return 512 + 64 * (uint64_t)s->nacct;
+}
+
+static void write_event_limit(struct rtprof__session *s);
+
+/*
+ * write_frame - frame @np payload pieces and write them.
+ * @data: a DATA frame, which must leave room for the trailer under the cap.
+ * Return: 0 written, -1 not written (sink error or cap; counted).
+ */
+static int
+write_frame(struct rtprof__session *s, uint8_t kind, const struct iovec *payload,
+    int np, int data)
+{
+	unsigned char hdr[RTPROF_FRAME_HEADER_SIZE], crcb[4];
+	struct iovec iov[8];
+	struct rtprof_frame_hdr h;
+	size_t len = 0;
+	uint32_t crc = 0;
+	int rc;
+
+	if (s->sink_error != 0)
+		return -1;
+	for (int i = 0; i < np; i++)
+		len += payload[i].iov_len;
+	if (s->set.max_bytes != 0 &&
+	    s->bytes + len + RTPROF_FRAME_OVERHEAD +
+	    (data ? trailer_reserve(s) : 0) > s->set.max_bytes) {
+		if (data && !s->limit_reached) {
+			SINK_SET(s->limit_reached, 1);
+			write_event_limit(s);
+		}
+		SINK_SET(s->limit_reached, 1);
+		return -1;
+	}
+	h.kind = kind;
+	h.version = RTPROF_WIRE_VERSION;
+	h.session = s->id;
+	h.seq = s->frame_seq;
+	h.len = (uint32_t)len;
+	rtprof_frame_hdr_encode(hdr, &h);
+	iov[0].iov_base = hdr;
+	iov[0].iov_len = sizeof(hdr);
+	for (int i = 0; i < np; i++) {
+		iov[1 + i] = payload[i];
+		crc = rtprof_crc32c(crc, payload[i].iov_base, payload[i].iov_len);
+	}
+	rtprof_put_le32(crcb, crc);
+	iov[1 + np].iov_base = crcb;
+	iov[1 + np].iov_len = 4;
+	rc = sink_writev(s, iov, np + 2);
+	if (rc < 0) {
+		SINK_SET(s->sink_error, rc);
+		return -1;
+	}
+	s->frame_seq++;
+	SINK_SET(s->bytes, s->bytes + len + RTPROF_FRAME_OVERHEAD);
+	return 0;
+}
+
+static void
+write_buf(struct rtprof__session *s, uint8_t kind, const msgpack_sbuffer *b)
+{
+	struct iovec v = { b->data, b->size };
+
+	write_frame(s, kind, &v, 1, 0);
+}
+
+static void
+write_event_limit(struct rtprof__session *s)
+{
+	msgpack_sbuffer b;
+	msgpack_packer pk;
+
+	msgpack_sbuffer_init(&b);
+	msgpack_packer_init(&pk, &b, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 3);
+	pack_key(&pk, "ticks");
+	msgpack_pack_uint64(&pk, rtprof_now());
+	pack_key(&pk, "what");
+	pack_str(&pk, "limit_reached");
+	pack_key(&pk, "max_bytes");
+	msgpack_pack_uint64(&pk, s->set.max_bytes);
+	write_buf(s, RTPROF_FRAME_EVENT, &b);
+	msgpack_sbuffer_destroy(&b);
+}
+
+static void
+write_strings(struct rtprof__session *s, const unsigned char *p, size_t n)
+{
+	struct strset *set = s->strings;
+	struct rtprof_rec_view r;
+
+	if (set == NULL) {
+		set = s->strings = calloc(1, sizeof(*set));
+		if (set == NULL)
+			return;
+	}
+	while (rtprof_rec_next(p, n, &r) == 1) {
+		uint64_t refs[1 + RTPROF_REC_MAX_VALS];
+		unsigned nref = 0;
+
+		if (r.name != 0)
+			refs[nref++] = r.name;
+		for (unsigned i = 0; i < r.nvals; i++)
+			if (r.vals[i].kind == RTPROF_VAL_STRREF && r.vals[i].v.ref != 0)
+				refs[nref++] = r.vals[i].v.ref;
+		for (unsigned i = 0; i < nref; i++) {
+			const char *text = (const char *)(uintptr_t)refs[i];
+			msgpack_sbuffer b;
+			msgpack_packer pk;
+			size_t len;
+
+			if (!strset_add(set, refs[i]))
+				continue;
+			len = strnlen(text, 4096);
+			msgpack_sbuffer_init(&b);
+			msgpack_packer_init(&pk, &b, msgpack_sbuffer_write);
+			msgpack_pack_array(&pk, 2);
+			msgpack_pack_uint64(&pk, refs[i]);
+			msgpack_pack_str(&pk, len);
+			msgpack_pack_str_body(&pk, text, len);
+			write_buf(s, RTPROF_FRAME_STRING, &b);
+			msgpack_sbuffer_destroy(&b);
+		}
+		p += r.size;
+		n -= r.size;
+	}
+}
+
+static void
+write_data(struct witem *w)
+{
+	struct rtprof__session *s = w->s;
+	struct rtprof__chunk *k = w->k;
+	uint32_t from = (uint32_t)w->from, to = (uint32_t)w->to;
+	const unsigned char *p = k->data + from;
+	size_t n = to - from;
+	uint64_t first = 0, last = 0;
+	struct rtprof_rec_view r;
+	unsigned char hb[128];
+	msgpack_sbuffer b = { 0, (char *)hb, sizeof(hb) };
+	msgpack_packer pk;
+	struct iovec v[2];
+	int first_part = word_nrec(w->from) == 0;
+
+	if (s->sink_error != 0 || (s->limit_reached && s->set.max_bytes)) {
+		SINK_SET(s->chunks_lost, s->chunks_lost + 1);
+		return;
+	}
+	write_strings(s, p, n);
+	/* First and last timestamps: records are in time order. */
+	if (rtprof_rec_next(p, n, &r) == 1)
+		first = last = r.t0;
+	for (size_t off = 0; rtprof_rec_next(p + off, n - off, &r) == 1; off += r.size)
+		last = r.t0 > last ? r.t0 : last;
+	/* A fixed stack buffer is enough for 10 integers; sbuffer_write
+	 * would realloc() it, so size it well above the 91-byte maximum. */
+	b.size = 0;
+	msgpack_packer_init(&pk, &b, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 10);
+	msgpack_pack_int32(&pk, w->th->tid);
+	msgpack_pack_uint32(&pk, RTPROF__STATE_GEN(k->state));
+	msgpack_pack_uint32(&pk, k->seq);
+	msgpack_pack_uint32(&pk, from);
+	msgpack_pack_uint32(&pk, word_nrec(w->from));
+	msgpack_pack_uint32(&pk, word_nrec(w->to) - word_nrec(w->from));
+	msgpack_pack_uint64(&pk, first);
+	msgpack_pack_uint64(&pk, last);
+	msgpack_pack_uint64(&pk, first_part ? k->drops_full : 0);
+	msgpack_pack_uint64(&pk, first_part ? k->drops_nested : 0);
+	v[0].iov_base = b.data;
+	v[0].iov_len = b.size;
+	v[1].iov_base = (void *)p;
+	v[1].iov_len = n;
+	if (write_frame(s, RTPROF_FRAME_DATA, v, 2, 1) == 0)
+		SINK_SET(s->chunks_written, s->chunks_written + 1);
+	else
+		SINK_SET(s->chunks_lost, s->chunks_lost + 1);
+}
+
+static void
+write_trailer(struct rtprof__session *s)
+{
+	msgpack_sbuffer b;
+	msgpack_packer pk;
+
+	msgpack_sbuffer_init(&b);
+	msgpack_packer_init(&pk, &b, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 8);
+	pack_key(&pk, "stop_ticks");
+	msgpack_pack_uint64(&pk, s->stop_ticks);
+	pack_key(&pk, "stop_mono_ns");
+	msgpack_pack_uint64(&pk, s->stop_mono);
+	pack_key(&pk, "stop_wall_ns");
+	msgpack_pack_uint64(&pk, s->stop_wall);
+	pack_key(&pk, "frames");
+	msgpack_pack_uint32(&pk, s->frame_seq);
+	pack_key(&pk, "bytes");
+	msgpack_pack_uint64(&pk, s->bytes);
+	pack_key(&pk, "chunks_lost");
+	msgpack_pack_uint64(&pk, s->chunks_lost);
+	pack_key(&pk, "limit_reached");
+	if (s->limit_reached)
+		msgpack_pack_true(&pk);
+	else
+		msgpack_pack_false(&pk);
+	pack_key(&pk, "threads");
+	msgpack_pack_array(&pk, s->nacct);
+	for (uint32_t i = 0; i < s->nacct; i++) {
+		const struct rtprof__acct *a = &s->acct[i];
+
+		msgpack_pack_array(&pk, 5);
+		msgpack_pack_int32(&pk, a->tid);
+		msgpack_pack_uint64(&pk, a->recorded);
+		msgpack_pack_uint64(&pk, a->dropped_full);
+		msgpack_pack_uint64(&pk, a->dropped_nested);
+		msgpack_pack_uint64(&pk, a->recycled);
+	}
+	write_buf(s, RTPROF_FRAME_TRAILER, &b);
+	msgpack_sbuffer_destroy(&b);
+}
+
+/* Context: writer thread, lock NOT held. */
+static void
+write_batch(void)
+{
+	for (size_t i = 0; i < batch.n; i++) {
+		struct witem *w = &batch.v[i];
+
+		switch (w->kind) {
+		case W_FRAME:
+			write_buf(w->s, w->frame, &w->buf);
+			break;
+		case W_DATA:
+			write_data(w);
+			break;
+		case W_TRAILER:
+			write_trailer(w->s);
+			break;
+		case W_DUMPED:
+			break;
+		}
+	}
+}
+
+/* Context: writer thread, lock held. */
+static void
+finish_batch(const rtprof_lock *lk)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+
+	for (size_t i = 0; i < batch.n; i++) {
+		struct witem *w = &batch.v[i];
+
+		switch (w->kind) {
+		case W_FRAME:
+			msgpack_sbuffer_destroy(&w->buf);
+			break;
+		case W_DATA:
+			w->th->chunks_alive--;
+			if (w->release)
+				rtprof__pool_put(lk, w->k);
+			break;
+		case W_TRAILER:
+			w->s->phase = RTPROF__SESS_DONE;
+			break;
+		case W_DUMPED:
+			w->s->dump_done = w->from;
+			break;
+		}
+	}
+	batch.n = 0;
+	pthread_cond_broadcast(&c->done_cv);
+}
+
+static void *
+writer_main(void *arg)
+{
+	const rtprof_lock *lk;
+	sigset_t all;
+
+	(void)arg;
+	/* Every signal blocked: SIGPIPE from a closed pipe becomes EPIPE, and
+	 * the profiled program's handlers never run on this thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_setname_np(pthread_self(), "rtprof-writer");
+	lk = rtprof__lock();
+	for (;;) {
+		struct rtprof__core *c = rtprof__core_get(lk);
+
+		if (!c->writer_wake) {
+			uint32_t us = c->running ? c->running->set.flush_interval_us : 100000;
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += (long)(us % 1000000) * 1000;
+			ts.tv_sec += us / 1000000 + ts.tv_nsec / 1000000000;
+			ts.tv_nsec %= 1000000000;
+			pthread_cond_timedwait(&c->writer_cv, &c->mu, &ts);
+		}
+		c->writer_wake = 0;
+		collect(lk);
+		if (batch.n > 0) {
+			rtprof__unlock(lk);
+			write_batch();
+			lk = rtprof__lock();
+			finish_batch(lk);
+		}
+	}
+	return NULL;
+}
+
+/* Context: control thread, lock held. Return: 0 or -EAGAIN. */
+int
+rtprof__writer_ensure(const rtprof_lock *lk)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+
+	if (c->writer_started)
+		return 0;
+	if (pthread_create(&c->writer, NULL, writer_main, NULL) != 0)
+		return -EAGAIN;
+	c->writer_started = 1;
+	return 0;
+}
+
+/* Context: any non-RT thread, lock held. */
+void
+rtprof__writer_kick(const rtprof_lock *lk)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+
+	c->writer_wake = 1;
+	pthread_cond_signal(&c->writer_cv);
+}
+
+/* Context: the thread that ends the session, lock held, session DONE. */
+void
+rtprof__session_free(struct rtprof__session *s)
+{
+	struct strset *set = s->strings;
+
+	if (set != NULL)
+		free(set->slots);
+	free(set);
+	free(s->pauses);
+	free(s->acct);
+	free(s);
+}

@@ -1,0 +1,13 @@
+#!/bin/sh
+# The main job on the bundled demo: install what is needed, build, record.
+#   ./demo.sh            -> build/demo.rtprof (and the command to inspect it)
+set -eu
+cd "$(dirname "$0")"
+sh scripts/deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)" >/dev/null
+./build/rtprof-demo -o build/demo.rtprof -s 3
+./build/rtprof-inspect build/demo.rtprof | head -n 40
+echo
+echo "Dump: $(pwd)/build/demo.rtprof"
+echo "Inspect it: ./build/rtprof-inspect -v build/demo.rtprof | less"

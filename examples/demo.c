@@ -1,0 +1,220 @@
+/*
+ * demo.c - the bundled demo: a periodic real-time-style audio callback
+ * thread (128 frames at 48 kHz, every 2.67 ms), a worker thread that loads
+ * files, and the main thread, each recording labels, markers and counters.
+ *
+ *   rtprof-demo [-o FILE] [-s SECONDS]      (default: demo.rtprof, 2 s)
+ *
+ * The program opens the output file and hands the descriptor to rtprof:
+ * the library itself never opens a path.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rtprof.h"
+
+#define FRAMES 128
+#define RATE 48000
+
+static volatile int running = 1;
+static const rtprof_marker_type *callback_type, *load_type;
+static rtprof_counter *queue_depth, *voices;
+
+static void
+add_ns(struct timespec *t, long ns)
+{
+	t->tv_nsec += ns;
+	while (t->tv_nsec >= 1000000000L) {
+		t->tv_nsec -= 1000000000L;
+		t->tv_sec++;
+	}
+}
+
+static double
+dsp(float *buf, int n, int voices_now)
+{
+	double acc = 0;
+
+	for (int v = 0; v < voices_now; v++) {
+		RTPROF_LABEL_SCOPE("voice");
+		for (int i = 0; i < n; i++) {
+			buf[i] = sinf((float)(i * (v + 1)) * 0.01f);
+			acc += buf[i];
+		}
+	}
+	return acc;
+}
+
+static void *
+audio_thread(void *arg)
+{
+	struct timespec next;
+	float buf[FRAMES];
+	long period = (long)(1e9 * FRAMES / RATE);
+	double sink = 0;
+	uint64_t n = 0;
+
+	(void)arg;
+	rtprof_thread_register("audio", RTPROF_THREAD_RT);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (running) {
+		rtprof_rec r;
+		uint64_t t0 = rtprof_now(), t1;
+		int nv = 4 + (int)(n % 64 == 0 ? 40 : n % 7);
+
+		rtprof_label_push("audio callback");
+		rtprof_counter_set(voices, nv);
+		{
+			RTPROF_LABEL_SCOPE("mix");
+			sink += dsp(buf, FRAMES, nv);
+		}
+		{
+			RTPROF_LABEL_SCOPE("limiter");
+			for (int i = 0; i < FRAMES; i++)
+				buf[i] = buf[i] > 0.9f ? 0.9f : buf[i];
+		}
+		rtprof_label_pop();
+		t1 = rtprof_now();
+		if (rtprof_marker_open(&r, callback_type, RTPROF_PHASE_INTERVAL, t0, t1)) {
+			rtprof_put_u64(&r, FRAMES);
+			rtprof_put_u64(&r, (uint64_t)period);
+			rtprof_put_i64(&r, nv);
+			rtprof_marker_close(&r);
+		}
+		if (n % 64 == 0)
+			rtprof_mark("heavy block", RTPROF_CAT_AUDIO);
+		n++;
+		add_ns(&next, period);
+		rtprof_thread_sleep();
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+			;
+		rtprof_thread_wake();
+	}
+	if (sink == 12345.0)
+		puts("");
+	return NULL;
+}
+
+static void *
+worker_thread(void *arg)
+{
+	(void)arg;
+	rtprof_thread_register("worker", 0);
+	for (int job = 0; running; job++) {
+		char name[64];
+		rtprof_rec r;
+		uint64_t t0 = rtprof_now();
+		volatile double x = 0;
+		long iters = 200000 + (job % 5) * 100000;
+
+		snprintf(name, sizeof(name), "sample-%03d.wav", job);
+		rtprof_counter_add(queue_depth, 1);
+		rtprof_begin("decode", RTPROF_CAT_IO);
+		for (long i = 0; i < iters; i++)
+			x += sqrt((double)i);
+		rtprof_end("decode", RTPROF_CAT_IO);
+		rtprof_counter_add(queue_depth, -1);
+		if (rtprof_marker_open(&r, load_type, RTPROF_PHASE_INTERVAL, t0, rtprof_now())) {
+			rtprof_put_str(&r, name, strlen(name));
+			rtprof_put_u64(&r, (uint64_t)iters * 4);
+			rtprof_marker_close(&r);
+		}
+		rtprof_thread_sleep();
+		usleep(5000);
+		rtprof_thread_wake();
+	}
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct rtprof_marker_schema cb = {
+		"Callback", RTPROF_CAT_AUDIO, 0, "callback {marker.data.frames} frames",
+		"{marker.data.voices} voices", NULL, 3, {
+			{ "frames", "Frames", "integer", RTPROF_FIELD_U64 },
+			{ "budget", "Budget", "nanoseconds", RTPROF_FIELD_U64 },
+			{ "voices", "Voices", "integer", RTPROF_FIELD_I64 },
+		}
+	};
+	static const struct rtprof_marker_schema ld = {
+		"Load", RTPROF_CAT_IO, 0, "load {marker.data.file}", "{marker.data.file}",
+		NULL, 2, {
+			{ "file", "File", "string", RTPROF_FIELD_STR },
+			{ "bytes", "Bytes", "bytes", RTPROF_FIELD_U64 },
+		}
+	};
+	const char *out = "demo.rtprof";
+	double seconds = 2;
+	struct rtprof_settings set;
+	pthread_t a, w;
+	int fd, opt, rc;
+
+	while ((opt = getopt(argc, argv, "o:s:h")) != -1) {
+		if (opt == 'o')
+			out = optarg;
+		else if (opt == 's')
+			seconds = atof(optarg);
+		else {
+			fprintf(stderr, "usage: %s [-o FILE] [-s SECONDS]\n", argv[0]);
+			return 2;
+		}
+	}
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "rtprof-demo: %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	rtprof_thread_register("main", RTPROF_THREAD_MAIN);
+	callback_type = rtprof_marker_type_declare(&cb);
+	load_type = rtprof_marker_type_declare(&ld);
+	queue_depth = rtprof_counter_declare("queue depth", "Other", "jobs in flight");
+	voices = rtprof_counter_declare("voices", "Audio", "voices mixed per callback");
+	if (callback_type == NULL || load_type == NULL || queue_depth == NULL || voices == NULL) {
+		fprintf(stderr, "rtprof-demo: declare: %s\n", strerror(errno));
+		return 1;
+	}
+	memset(&set, 0, sizeof(set));
+	set.struct_size = sizeof(set);
+	set.fd = fd;
+	rc = rtprof_session_start(&set);
+	if (rc < 0) {
+		fprintf(stderr, "rtprof-demo: start: %s\n", rtprof_strerror(rc));
+		return 1;
+	}
+	pthread_create(&a, NULL, audio_thread, NULL);
+	pthread_create(&w, NULL, worker_thread, NULL);
+	{
+		RTPROF_LABEL_SCOPE("main loop");
+		struct timespec end, now;
+
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		add_ns(&end, (long)(seconds * 1e9));
+		do {
+			rtprof_mark("tick", RTPROF_CAT_USER);
+			rtprof_thread_sleep();
+			usleep(100000);
+			rtprof_thread_wake();
+			clock_gettime(CLOCK_MONOTONIC, &now);
+		} while (now.tv_sec < end.tv_sec ||
+		    (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	}
+	running = 0;
+	pthread_join(a, NULL);
+	pthread_join(w, NULL);
+	rc = rtprof_session_stop();
+	if (rc < 0) {
+		fprintf(stderr, "rtprof-demo: writing %s: %s\n", out, rtprof_strerror(rc));
+		return 1;
+	}
+	close(fd);
+	printf("rtprof-demo: wrote %s\n", out);
+	return 0;
+}

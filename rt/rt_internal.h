@@ -1,0 +1,160 @@
+/*
+ * rt_internal.h - the per-thread recording structures, shared by rt/ (the
+ * owner thread's RT-safe code) and core/ (the collector). Internal.
+ *
+ * Protocol, thread by thread (see also core/pool.c):
+ *
+ *  Owner thread (RT-safe, rt/rt_record.c):
+ *   - writes records in place into its current chunk and publishes each
+ *     with one release store of the chunk's commit word (count | offset);
+ *   - when the chunk is full, or belongs to an older session, enqueues it on
+ *     its `full` ring (ck_ring SPSC, owner = producer) and dequeues an empty
+ *     one from its `empty` ring (owner = consumer). No empty chunk: the event
+ *     is dropped and counted. One ring operation per chunk, never per event.
+ *   - publishes its current chunk in `cur` (release) so the collector can
+ *     copy out a partly filled chunk at stop without stopping the owner.
+ *
+ *  Collector (the writer thread, or a control call, always under the core
+ *  mutex, so there is one consumer of `full` and one producer of `empty` at
+ *  a time, serialised by the mutex):
+ *   - drains `full`, queues chunks on their session by generation, refills
+ *     `empty` from the pool; snapshots `cur` + commit word (acquire) for
+ *     partial flushes and remembers how far it flushed (`flushed`), so a
+ *     chunk sent in parts never repeats a record.
+ *
+ *  Sampler (sampler issue): reads `labels` under `label_seq` (ck_sequence)
+ *   and moves `sleep` between the tri-state values with CAS.
+ *
+ * Chunk memory is only ever reused by the collector, after the owner has
+ * handed the chunk back through `full` (or has exited), so a snapshot of a
+ * chunk that the owner retires concurrently still reads valid memory.
+ */
+#ifndef RTPROF_RT_INTERNAL_H
+#define RTPROF_RT_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <ck_ring.h>
+#include <ck_sequence.h>
+
+#include "rtprof.h"
+
+#define RTPROF__CACHELINE 64
+#define RTPROF__EMPTY_RING 256 /* holds 255: the most chunks prefilled */
+#define RTPROF__FULL_RING 512  /* > empty ring + current: never full */
+#define RTPROF__MIN_CHUNK 4096 /* > the largest record (typed, 12 strings) */
+
+#if defined(__SANITIZE_THREAD__)
+#define RTPROF__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RTPROF__TSAN 1
+#endif
+#endif
+#ifdef RTPROF__TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+/* ck's atomics are volatile accesses TSan cannot see; these mark the real
+ * hand-over points (docs: shared/docs/measured-facts.md, TSan recipe). */
+#define RTPROF__HANDOVER_RELEASE(p) __tsan_release(p)
+#define RTPROF__HANDOVER_ACQUIRE(p) __tsan_acquire(p)
+#else
+#define RTPROF__HANDOVER_RELEASE(p) ((void)(p))
+#define RTPROF__HANDOVER_ACQUIRE(p) ((void)(p))
+#endif
+
+/* Sleep tri-state. */
+enum {
+	RTPROF__AWAKE = 0,
+	RTPROF__ASLEEP = 1,         /* asleep, not yet sampled */
+	RTPROF__ASLEEP_SAMPLED = 2  /* asleep, already sampled: O(1) repeat */
+};
+
+struct rtprof__thread;
+
+struct rtprof__chunk {
+	/* Written by the owner when it takes the chunk, before it publishes
+	 * the chunk (cur, release) or hands it back (full ring). */
+	uint64_t state;          /* session state word it was taken for */
+	uint32_t seq;            /* chunk number within the thread's session */
+	uint32_t size;           /* data bytes; set by the pool, never changes */
+	uint64_t drops_full;     /* drops since the thread's previous chunk */
+	uint64_t drops_nested;
+	struct rtprof__thread *owner;
+
+	/* The owner's commit word, on its own cache line. */
+	struct rtprof__chunk_commit commit
+	    __attribute__((aligned(RTPROF__CACHELINE)));
+
+	/* Collector-owned (under the core mutex). */
+	uint64_t flushed __attribute__((aligned(RTPROF__CACHELINE)));
+	struct rtprof__chunk *next; /* pool free list or session queue */
+	uint64_t gen;               /* generation, copied from state */
+
+	unsigned char data[] __attribute__((aligned(RTPROF__CACHELINE)));
+};
+
+struct rtprof__thread {
+	/* Owner-only (no other thread reads these). */
+	uint32_t o_gen;          /* generation o_seq and o_drops_* count in */
+	uint32_t o_seq;          /* next chunk number */
+	uint64_t o_drops_full;   /* drops since the previous chunk */
+	uint64_t o_drops_nested;
+	uint32_t o_label_depth;  /* including pushes past RTPROF_MAX_LABELS */
+
+	/* Owner writes, others read: relaxed atomics (statistics). */
+	_Atomic uint64_t dropped_full;
+	_Atomic uint64_t dropped_nested;
+	_Atomic uint64_t outside;
+	_Atomic uint64_t chunks;
+	/* Collector writes, owner reads. */
+	_Atomic uint64_t late;
+	_Atomic uint64_t recycled;
+
+	/* The owner's current chunk; release-stored by the owner. */
+	_Atomic(struct rtprof__chunk *) cur
+	    __attribute__((aligned(RTPROF__CACHELINE)));
+	/* Sleep tri-state, see lessons.md: awake / asleep / asleep-sampled. */
+	_Atomic uint32_t sleep;
+
+	/* Label stack, read by the sampler under label_seq. */
+	ck_sequence_t label_seq __attribute__((aligned(RTPROF__CACHELINE)));
+	_Atomic uint32_t label_depth;
+	const char *_Atomic labels[RTPROF_MAX_LABELS];
+
+	/* Chunk exchange. Producer and consumer indexes live inside ck_ring
+	 * (its own padding); the buffers follow. */
+	ck_ring_t empty __attribute__((aligned(RTPROF__CACHELINE)));
+	ck_ring_t full __attribute__((aligned(RTPROF__CACHELINE)));
+	ck_ring_buffer_t empty_buf[RTPROF__EMPTY_RING];
+	ck_ring_buffer_t full_buf[RTPROF__FULL_RING];
+
+	/* Identity, fixed at registration. */
+	pid_t tid;
+	unsigned flags;
+	char name[64];
+	uint64_t register_ticks;
+
+	/* Registry fields, under the core mutex (core/registry.c). */
+	struct rtprof__thread *next;
+	uint64_t unregister_ticks;
+	int exited;              /* owner is gone: collector owns the rings */
+	uint32_t acct_gen;       /* session the accounting below is for */
+	uint64_t acct_recorded;  /* records queued for that session */
+	uint64_t acct_recycled;
+	uint64_t acct_drops_full;
+	uint64_t acct_drops_nested;
+	uint32_t announced_gen;  /* THREAD frame written for this session */
+	int announced_exit;
+	uint64_t chunks_alive;   /* chunks of this thread in queues */
+};
+
+/* The session state word (rtprof.h). Atomic for the C side. */
+#define RTPROF__STATE_GEN(s) ((uint32_t)((s) >> 2))
+
+/* Context: owner thread; RT-safe. Hands the current chunk back. */
+void rtprof__retire(struct rtprof__tls *t, struct rtprof__thread *th);
+
+#endif /* RTPROF_RT_INTERNAL_H */

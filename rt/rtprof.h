@@ -1,0 +1,719 @@
+/*
+ * rtprof.h - the one public header of rtprof, a lock-free real-time profiler.
+ *
+ * Compiles as C (C11) and as C++ (C++11 and later) with no warnings.
+ *
+ * Two worlds meet here:
+ *  - The recording calls (markers, counters, sleep/wake, labels) run on the
+ *    caller's thread. Once the thread is registered, every one of them is
+ *    wait-free: no lock, no allocation, no syscall, bounded time. When no
+ *    buffer space is free the event is dropped and counted, never waited for.
+ *  - The control calls (register, session start/stop/pause/resume, declare)
+ *    may lock, allocate and make syscalls; they return 0 or a negative errno.
+ *
+ * Define RTPROF_DISABLE before including this header (CMake: the
+ * RTPROF_INSTRUMENTATION=OFF option of the rtprof::rtprof target, or
+ * -DRTPROF_DISABLE) and every call below compiles to nothing: no code, no
+ * symbol reference, no library needed at link time.
+ *
+ * Thread context vocabulary used below:
+ *   "owner thread"  the registered thread that calls it, on itself;
+ *   "any thread"    any thread, registered or not;
+ *   "RT-safe"       wait-free, no syscall, no allocation after registration.
+ *
+ * The wire format these calls write is documented in docs/wire-format.md.
+ */
+#ifndef RTPROF_H
+#define RTPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RTPROF_VERSION_MAJOR 0
+#define RTPROF_VERSION_MINOR 1
+#define RTPROF_VERSION_PATCH 0
+
+#if defined(RTPROF_BUILDING)
+#define RTPROF_API __attribute__((visibility("default")))
+#else
+#define RTPROF_API
+#endif
+
+#define RTPROF_INLINE static inline __attribute__((always_inline, no_instrument_function))
+#define RTPROF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RTPROF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Longest copied string kept in a record; longer ones are truncated. */
+#define RTPROF_MAX_STRING 255
+/* Deepest label stack kept; deeper pushes are counted, not stored. */
+#define RTPROF_MAX_LABELS 32
+/* Most fields in a declared marker type (a record stays a msgpack fixarray). */
+#define RTPROF_MAX_FIELDS 10
+
+/* Marker categories (wire ids; the dump's header names them). */
+enum rtprof_category {
+	RTPROF_CAT_OTHER = 0,
+	RTPROF_CAT_IDLE = 1,
+	RTPROF_CAT_AUDIO = 2,
+	RTPROF_CAT_IO = 3,
+	RTPROF_CAT_COMPUTE = 4,
+	RTPROF_CAT_NETWORK = 5,
+	RTPROF_CAT_GRAPHICS = 6,
+	RTPROF_CAT_USER = 7,
+	RTPROF_CAT_PROFILER = 8,
+	RTPROF_CAT_COUNT = 9
+};
+
+/* Phases of a typed marker. */
+enum rtprof_phase {
+	RTPROF_PHASE_INSTANT = 0,
+	RTPROF_PHASE_INTERVAL = 1, /* complete interval: start and end given */
+	RTPROF_PHASE_BEGIN = 2,
+	RTPROF_PHASE_END = 3
+};
+
+/* Field kinds of a declared marker type. */
+enum rtprof_field_kind {
+	RTPROF_FIELD_I64 = 1,
+	RTPROF_FIELD_U64 = 2,
+	RTPROF_FIELD_F64 = 3,
+	RTPROF_FIELD_STATIC_STR = 4, /* pointer to a string that lives forever */
+	RTPROF_FIELD_STR = 5         /* copied, at most RTPROF_MAX_STRING bytes */
+};
+
+/* Where the Firefox Profiler shows markers of a type (bit set). */
+enum rtprof_display {
+	RTPROF_DISPLAY_MARKER_CHART = 1u << 0,
+	RTPROF_DISPLAY_MARKER_TABLE = 1u << 1,
+	RTPROF_DISPLAY_TIMELINE_OVERVIEW = 1u << 2,
+	RTPROF_DISPLAY_TIMELINE_MEMORY = 1u << 3,
+	RTPROF_DISPLAY_TIMELINE_IPC = 1u << 4,
+	RTPROF_DISPLAY_TIMELINE_FILEIO = 1u << 5,
+	RTPROF_DISPLAY_STACK_CHART = 1u << 6
+};
+
+/* Thread registration flags. */
+enum rtprof_thread_flags {
+	/* A real-time thread: the sampler reads its labels, never signals it. */
+	RTPROF_THREAD_RT = 1u << 0,
+	/* The process's main thread (set automatically when tid == pid). */
+	RTPROF_THREAD_MAIN = 1u << 1
+};
+
+/* Session modes. */
+enum rtprof_mode {
+	/* A writer thread streams full chunks to the fd as they fill. */
+	RTPROF_MODE_STREAM = 0,
+	/*
+	 * Keep the newest data under the memory limit (the oldest released
+	 * chunk is recycled) and write it on stop or rtprof_session_dump().
+	 */
+	RTPROF_MODE_FLIGHT_RECORDER = 1
+};
+
+/* One field of a marker type. Strings must live until the process ends. */
+struct rtprof_field {
+	const char *key;    /* JSON key in the marker payload */
+	const char *label;  /* shown to people; NULL: key */
+	const char *format; /* Gecko format: "integer", "bytes", "duration", ... */
+	enum rtprof_field_kind kind;
+};
+
+/* A marker type declared once, recorded by handle. */
+struct rtprof_marker_schema {
+	const char *name;           /* marker name and Gecko schema name */
+	enum rtprof_category category;
+	uint32_t display;           /* enum rtprof_display bits; 0: chart+table */
+	const char *tooltip_label;  /* may use {marker.data.KEY}; may be NULL */
+	const char *table_label;
+	const char *chart_label;
+	unsigned nfields;
+	struct rtprof_field fields[RTPROF_MAX_FIELDS];
+};
+
+/*
+ * What the recording path reads of a declared marker type. Starts with
+ * struct_size and only grows at the end.
+ */
+typedef struct rtprof_marker_type {
+	uint32_t struct_size;
+	uint16_t id;
+	uint8_t nfields;
+	uint8_t reserved;
+	uint32_t max_record; /* bytes of the largest record of this type */
+} rtprof_marker_type;
+
+/* A counter declared once; add/set from any thread. */
+typedef struct rtprof_counter {
+	uint32_t struct_size;
+	uint16_t id;
+	uint16_t reserved;
+	int64_t value; /* current value; updated with __atomic builtins */
+} rtprof_counter;
+
+/* Session settings; zero-initialise, then set what you need. */
+struct rtprof_settings {
+	uint32_t struct_size;      /* sizeof(struct rtprof_settings) */
+	enum rtprof_mode mode;
+	int fd;                    /* sink; the caller keeps ownership */
+	uint64_t memory_limit;     /* bytes of chunks, all threads; 0: 32 MiB */
+	uint32_t chunk_size;       /* bytes per chunk; 0: 64 KiB */
+	uint32_t prefill;          /* empty chunks queued per thread; 0: 4 */
+	uint64_t max_bytes;        /* dump size cap; 0: unlimited */
+	uint32_t flush_interval_us; /* writer period; 0: 10000 */
+	uint32_t sample_interval_us; /* sampler period (sampler issue); 0: 1000 */
+	uint32_t write_timeout_ms; /* give up on a stuck sink; 0: 5000 */
+};
+
+/* Per-thread lifetime accounting, read by the owner thread itself. */
+struct rtprof_thread_stats {
+	uint64_t dropped_full;    /* no free chunk */
+	uint64_t dropped_nested;  /* re-entrant call, e.g. from a signal handler */
+	uint64_t outside;         /* no session running, or paused */
+	uint64_t late;            /* committed after its session was closed */
+	uint64_t recycled;        /* flight recorder: overwritten by newer data */
+	uint64_t chunks;          /* chunks taken */
+};
+
+/* Session status, for any thread. */
+struct rtprof_session_status {
+	uint32_t generation;
+	int running;
+	int paused;
+	int sink_error;          /* first write error (negative errno) or 0 */
+	int limit_reached;       /* max_bytes reached: data frames stopped */
+	uint64_t bytes_written;
+	uint64_t chunks_written;
+	uint64_t chunks_lost;    /* not written: sink error or size cap */
+	uint64_t pool_chunks;    /* chunks in the pool */
+	uint64_t memory_bytes;   /* the profiler's own memory */
+};
+
+#ifndef RTPROF_DISABLE
+
+/* ------------------------------------------------------------------ */
+/* Internal state read by the inline fast path. Not API.               */
+
+/* Session state word: generation << 2 | RUNNING | PAUSED. */
+#define RTPROF__RUNNING 1u
+#define RTPROF__PAUSED 2u
+
+/* Record kinds inside chunks (msgpack positive fixints). */
+#define RTPROF__REC_INSTANT 1
+#define RTPROF__REC_BEGIN 2
+#define RTPROF__REC_END 3
+#define RTPROF__REC_INTERVAL 4
+#define RTPROF__REC_TYPED 5
+#define RTPROF__REC_COUNTER 6
+#define RTPROF__REC_SLEEP 7
+#define RTPROF__REC_WAKE 8
+
+/* Where a chunk's owner publishes what it wrote (one cache line). */
+struct rtprof__chunk_commit {
+	/* record count << 32 | byte offset; release-stored by the owner. */
+	uint64_t word;
+};
+
+/* The owner thread's recording state, thread-local, initial-exec TLS. */
+struct rtprof__tls {
+	uint32_t struct_size;
+	uint32_t nesting;        /* > 0 while a record is being written */
+	uint64_t expect;         /* state word the current chunk belongs to */
+	unsigned char *pos;      /* next free byte of the current chunk */
+	unsigned char *end;      /* end of the current chunk's data area */
+	unsigned char *base;     /* start of the current chunk's data area */
+	struct rtprof__chunk_commit *commit;
+	uint32_t nrec;           /* records in the current chunk */
+	uint32_t slow_clock;     /* 1: no usable TSC/cntvct, use the vDSO clock */
+	void *thread;            /* the registered thread, or NULL */
+};
+
+extern RTPROF_API __thread struct rtprof__tls rtprof__tls
+	__attribute__((tls_model("initial-exec")));
+extern RTPROF_API uint64_t rtprof__state;
+
+RTPROF_API uint64_t rtprof__now_fallback(void);
+RTPROF_API unsigned char *rtprof__open_slow(size_t max);
+RTPROF_API void rtprof__label_push(const char *label);
+RTPROF_API void rtprof__label_pop(void);
+
+/* ------------------------------------------------------------------ */
+/* Time                                                                 */
+
+/*
+ * rtprof_now - current timestamp in ticks of the session clock.
+ * Context: any thread; RT-safe, async-signal-safe.
+ * Return: TSC (x86), virtual counter (aarch64) or CLOCK_MONOTONIC ns (vDSO);
+ * the dump's header says which and how many ticks make a second.
+ */
+RTPROF_INLINE uint64_t
+rtprof_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (RTPROF_LIKELY(!rtprof__tls.slow_clock))
+		return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	if (RTPROF_LIKELY(!rtprof__tls.slow_clock)) {
+		uint64_t v;
+		__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
+		return v;
+	}
+#endif
+	return rtprof__now_fallback();
+}
+
+/* ------------------------------------------------------------------ */
+/* In-place msgpack encoding (fixed widths, so sizes are known up front) */
+
+RTPROF_INLINE unsigned char *
+rtprof__put_u64(unsigned char *p, unsigned char tag, uint64_t v)
+{
+	uint64_t be = __builtin_bswap64(v);
+	p[0] = tag;
+	memcpy(p + 1, &be, 8);
+	return p + 9;
+}
+
+RTPROF_INLINE unsigned char *
+rtprof__put_u16(unsigned char *p, uint16_t v)
+{
+	p[0] = 0xcd;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)v;
+	return p + 3;
+}
+
+/* A static string is sent as its address: msgpack fixext 8, type 1. */
+RTPROF_INLINE unsigned char *
+rtprof__put_ptr(unsigned char *p, const void *s)
+{
+	uint64_t be = __builtin_bswap64((uint64_t)(uintptr_t)s);
+	p[0] = 0xd7;
+	p[1] = 0x01;
+	memcpy(p + 2, &be, 8);
+	return p + 10;
+}
+
+/*
+ * rtprof__open - reserve @max bytes in the owner's current chunk.
+ * Context: owner thread; RT-safe.
+ * Return: where to write, or NULL when the event is not recorded (no session,
+ * paused, no free chunk, re-entrant call, unregistered thread): the slow path
+ * has counted why.
+ */
+RTPROF_INLINE unsigned char *
+rtprof__open(size_t max)
+{
+	struct rtprof__tls *t = &rtprof__tls;
+	/* acquire: pairs with the release store of a new state in
+	 * rtprof_session_start(), so the session's setup is visible. */
+	uint64_t s = __atomic_load_n(&rtprof__state, __ATOMIC_ACQUIRE);
+
+	if (RTPROF_UNLIKELY(s != t->expect || t->nesting != 0 ||
+	    (size_t)(t->end - t->pos) < max))
+		return rtprof__open_slow(max);
+	t->nesting = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return t->pos;
+}
+
+/*
+ * rtprof__close - publish the record that ends at @p.
+ * Context: owner thread; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof__close(unsigned char *p)
+{
+	struct rtprof__tls *t = &rtprof__tls;
+	uint32_t n = ++t->nrec;
+
+	t->pos = p;
+	/* release: the record's bytes before the commit word; pairs with the
+	 * acquire load in rtprof__chunk_snapshot() (core/pool.c). */
+	__atomic_store_n(&t->commit->word,
+	    ((uint64_t)n << 32) | (uint64_t)(uint32_t)(p - t->base),
+	    __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->nesting = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Markers with a static name                                            */
+
+RTPROF_INLINE void
+rtprof__mark4(unsigned kind, const char *name, enum rtprof_category cat,
+    uint64_t ts)
+{
+	unsigned char *p = rtprof__open(22);
+
+	if (RTPROF_UNLIKELY(p == NULL))
+		return;
+	p[0] = 0x94;
+	p[1] = (unsigned char)kind;
+	p = rtprof__put_u64(p + 2, 0xcf, ts);
+	p = rtprof__put_ptr(p, name);
+	p[0] = (unsigned char)(cat & 0x7f);
+	rtprof__close(p + 1);
+}
+
+/*
+ * rtprof_mark - record an instant marker now.
+ * @name: a string that lives until the process ends (a literal).
+ * Context: owner thread; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof_mark(const char *name, enum rtprof_category cat)
+{
+	rtprof__mark4(RTPROF__REC_INSTANT, name, cat, rtprof_now());
+}
+
+/*
+ * rtprof_begin / rtprof_end - the two halves of an interval marker, paired
+ * by name on the same thread. Context: owner thread; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof_begin(const char *name, enum rtprof_category cat)
+{
+	rtprof__mark4(RTPROF__REC_BEGIN, name, cat, rtprof_now());
+}
+
+RTPROF_INLINE void
+rtprof_end(const char *name, enum rtprof_category cat)
+{
+	rtprof__mark4(RTPROF__REC_END, name, cat, rtprof_now());
+}
+
+/*
+ * rtprof_interval - a complete interval marker with explicit times taken
+ * with rtprof_now(). Context: owner thread; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof_interval(const char *name, enum rtprof_category cat, uint64_t start,
+    uint64_t end)
+{
+	unsigned char *p = rtprof__open(31);
+
+	if (RTPROF_UNLIKELY(p == NULL))
+		return;
+	p[0] = 0x95;
+	p[1] = RTPROF__REC_INTERVAL;
+	p = rtprof__put_u64(p + 2, 0xcf, start);
+	p = rtprof__put_u64(p, 0xcf, end);
+	p = rtprof__put_ptr(p, name);
+	p[0] = (unsigned char)(cat & 0x7f);
+	rtprof__close(p + 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Typed markers: open, put each declared field in order, close.        */
+
+/* A record being written; only valid between open and close. */
+typedef struct rtprof_rec {
+	unsigned char *p;
+} rtprof_rec;
+
+/*
+ * rtprof_marker_open - start a marker of a declared type.
+ * @start, @end: ticks; @end is used by RTPROF_PHASE_INTERVAL only.
+ * Then put exactly type->nfields values in declaration order, of the
+ * declared kinds, and call rtprof_marker_close().
+ * Context: owner thread; RT-safe.
+ * Return: nonzero if the marker is being recorded; when zero, put nothing
+ * and do not close.
+ */
+RTPROF_INLINE int
+rtprof_marker_open(rtprof_rec *r, const rtprof_marker_type *type,
+    enum rtprof_phase phase, uint64_t start, uint64_t end)
+{
+	unsigned char *p = rtprof__open(type->max_record);
+
+	r->p = p;
+	if (RTPROF_UNLIKELY(p == NULL))
+		return 0;
+	p[0] = (unsigned char)(0x90 | (5 + type->nfields));
+	p[1] = RTPROF__REC_TYPED;
+	p[2] = (unsigned char)phase;
+	p = rtprof__put_u64(p + 3, 0xcf, start);
+	p = rtprof__put_u64(p, 0xcf, phase == RTPROF_PHASE_INTERVAL ? end : 0);
+	r->p = rtprof__put_u16(p, type->id);
+	return 1;
+}
+
+/* Context: owner thread, between open and close; RT-safe. */
+RTPROF_INLINE void
+rtprof_put_i64(rtprof_rec *r, int64_t v)
+{
+	r->p = rtprof__put_u64(r->p, 0xd3, (uint64_t)v);
+}
+
+RTPROF_INLINE void
+rtprof_put_u64(rtprof_rec *r, uint64_t v)
+{
+	r->p = rtprof__put_u64(r->p, 0xcf, v);
+}
+
+RTPROF_INLINE void
+rtprof_put_f64(rtprof_rec *r, double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, 8);
+	r->p = rtprof__put_u64(r->p, 0xcb, u);
+}
+
+/* @s must live until the process ends. */
+RTPROF_INLINE void
+rtprof_put_static_str(rtprof_rec *r, const char *s)
+{
+	r->p = rtprof__put_ptr(r->p, s);
+}
+
+/* Copies at most RTPROF_MAX_STRING bytes of @s (length @n). */
+RTPROF_INLINE void
+rtprof_put_str(rtprof_rec *r, const char *s, size_t n)
+{
+	if (n > RTPROF_MAX_STRING)
+		n = RTPROF_MAX_STRING;
+	r->p[0] = 0xd9;
+	r->p[1] = (unsigned char)n;
+	memcpy(r->p + 2, s, n);
+	r->p += 2 + n;
+}
+
+/* Context: owner thread; RT-safe. */
+RTPROF_INLINE void
+rtprof_marker_close(rtprof_rec *r)
+{
+	rtprof__close(r->p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Counters                                                              */
+
+RTPROF_INLINE void
+rtprof__counter_rec(const rtprof_counter *c, int64_t v)
+{
+	unsigned char *p = rtprof__open(23);
+
+	if (p == NULL)
+		return;
+	p[0] = 0x94;
+	p[1] = RTPROF__REC_COUNTER;
+	p = rtprof__put_u64(p + 2, 0xcf, rtprof_now());
+	p = rtprof__put_u16(p, c->id);
+	rtprof__close(rtprof__put_u64(p, 0xd3, (uint64_t)v));
+}
+
+/*
+ * rtprof_counter_add / rtprof_counter_set - change a counter. The value is
+ * shared by all threads; a registered caller also records the new value.
+ * Context: any thread; RT-safe (one atomic add, wait-free on x86 and on
+ * arm64 with LSE).
+ */
+RTPROF_INLINE void
+rtprof_counter_add(rtprof_counter *c, int64_t delta)
+{
+	/* relaxed: the counter is a statistic; records carry their own time. */
+	int64_t v = __atomic_add_fetch(&c->value, delta, __ATOMIC_RELAXED);
+
+	rtprof__counter_rec(c, v);
+}
+
+RTPROF_INLINE void
+rtprof_counter_set(rtprof_counter *c, int64_t value)
+{
+	__atomic_store_n(&c->value, value, __ATOMIC_RELAXED);
+	rtprof__counter_rec(c, value);
+}
+
+/* ------------------------------------------------------------------ */
+/* Labels and sleep                                                      */
+
+/*
+ * rtprof_label_push / rtprof_label_pop - the thread's label stack, read by
+ * the sampler without stopping the thread. @label lives forever.
+ * Context: owner thread; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof_label_push(const char *label)
+{
+	rtprof__label_push(label);
+}
+
+RTPROF_INLINE void
+rtprof_label_pop(void)
+{
+	rtprof__label_pop();
+}
+
+RTPROF_INLINE void
+rtprof__label_cleanup(const char *const *unused)
+{
+	(void)unused;
+	rtprof__label_pop();
+}
+
+#define RTPROF__CAT2(a, b) a##b
+#define RTPROF__CAT(a, b) RTPROF__CAT2(a, b)
+/*
+ * RTPROF_LABEL_SCOPE(label) - push @label until the enclosing block ends
+ * (C with GCC/Clang cleanup attribute; also fine in C++).
+ */
+#define RTPROF_LABEL_SCOPE(label)                                              \
+	const char *RTPROF__CAT(rtprof__scope_, __LINE__)                      \
+	    __attribute__((cleanup(rtprof__label_cleanup), unused)) =          \
+		(rtprof__label_push(label), (label))
+
+/*
+ * rtprof_thread_sleep / rtprof_thread_wake - tell the sampler this thread is
+ * about to block / has woken up; also recorded as events.
+ * Context: owner thread; RT-safe.
+ */
+RTPROF_API void rtprof_thread_sleep(void);
+RTPROF_API void rtprof_thread_wake(void);
+
+/* ------------------------------------------------------------------ */
+/* Control calls: may lock, allocate, make syscalls. 0 or -errno.       */
+
+/*
+ * rtprof_thread_register - register the calling thread under @name
+ * (copied, at most 63 bytes). Unregisters itself when the thread exits.
+ * Context: owner thread; may block and allocate.
+ * Return: 0, -EEXIST (already registered), -ENOMEM.
+ */
+RTPROF_API int rtprof_thread_register(const char *name, unsigned flags);
+
+/*
+ * rtprof_thread_unregister - stop recording on the calling thread; its data
+ * is kept until written. Context: owner thread; may block.
+ * Return: 0, -ENOENT (not registered).
+ */
+RTPROF_API int rtprof_thread_unregister(void);
+
+/* Context: owner thread. Return: 0, -ENOENT (not registered). */
+RTPROF_API int rtprof_thread_stats_get(struct rtprof_thread_stats *out);
+
+/*
+ * rtprof_marker_type_declare - declare a marker type (copied).
+ * Context: any thread; may block and allocate.
+ * Return: a handle valid until the process ends, or NULL (errno set:
+ * EINVAL bad schema, ENOSPC too many types, ENOMEM).
+ */
+RTPROF_API const rtprof_marker_type *
+rtprof_marker_type_declare(const struct rtprof_marker_schema *schema);
+
+/*
+ * rtprof_counter_declare - declare a counter. Strings are copied.
+ * Context: any thread; may block and allocate.
+ * Return: a handle valid until the process ends, or NULL (errno set).
+ */
+RTPROF_API rtprof_counter *
+rtprof_counter_declare(const char *name, const char *category,
+    const char *description);
+
+/*
+ * rtprof_session_start - start recording into the file descriptor in
+ * @settings (the caller keeps it open until stop returns). Threads already
+ * registered start recording at their next event.
+ * Context: any thread; may block and allocate.
+ * Return: 0, -EBUSY (a session is running), -EINVAL (bad settings or fd),
+ * -ENOMEM, -EAGAIN (could not start the writer thread).
+ */
+RTPROF_API int rtprof_session_start(const struct rtprof_settings *settings);
+
+/*
+ * rtprof_session_stop - stop recording and finish the dump: every event
+ * recorded before the stop is written, then the trailer. Returns when the
+ * dump is complete (or the sink failed).
+ * Context: any thread except a registered RT thread inside a callback;
+ * may block.
+ * Return: 0, -ENOENT (no session), or the sink's first error (negative
+ * errno, e.g. -ENOSPC, -EPIPE): what could be written was written.
+ */
+RTPROF_API int rtprof_session_stop(void);
+
+/*
+ * rtprof_session_pause / rtprof_session_resume - stop and restart
+ * recording without ending the session; the paused range is recorded.
+ * Context: any thread; may block.
+ * Return: 0, -ENOENT (no session), -EALREADY.
+ */
+RTPROF_API int rtprof_session_pause(void);
+RTPROF_API int rtprof_session_resume(void);
+
+/*
+ * rtprof_session_dump - write what is buffered now (flight recorder:
+ * everything kept; stream: the partly filled chunks too) and return when it
+ * is written. Context: any thread; may block.
+ * Return: 0, -ENOENT, or the sink's first error.
+ */
+RTPROF_API int rtprof_session_dump(void);
+
+/* Context: any thread; may block. Return: 0, -ENOENT (never started). */
+RTPROF_API int rtprof_session_status_get(struct rtprof_session_status *out);
+
+/* A human-readable message for a negative errno from this API. */
+RTPROF_API const char *rtprof_strerror(int err);
+
+#else /* RTPROF_DISABLE: every call compiles to nothing. */
+
+typedef struct rtprof_rec {
+	int unused;
+} rtprof_rec;
+
+#define RTPROF__NOP static inline
+RTPROF__NOP uint64_t rtprof_now(void) { return 0; }
+RTPROF__NOP void rtprof_mark(const char *n, enum rtprof_category c) { (void)n; (void)c; }
+RTPROF__NOP void rtprof_begin(const char *n, enum rtprof_category c) { (void)n; (void)c; }
+RTPROF__NOP void rtprof_end(const char *n, enum rtprof_category c) { (void)n; (void)c; }
+RTPROF__NOP void rtprof_interval(const char *n, enum rtprof_category c, uint64_t a, uint64_t b) { (void)n; (void)c; (void)a; (void)b; }
+RTPROF__NOP int rtprof_marker_open(rtprof_rec *r, const rtprof_marker_type *t, enum rtprof_phase p, uint64_t a, uint64_t b) { (void)r; (void)t; (void)p; (void)a; (void)b; return 0; }
+RTPROF__NOP void rtprof_put_i64(rtprof_rec *r, int64_t v) { (void)r; (void)v; }
+RTPROF__NOP void rtprof_put_u64(rtprof_rec *r, uint64_t v) { (void)r; (void)v; }
+RTPROF__NOP void rtprof_put_f64(rtprof_rec *r, double v) { (void)r; (void)v; }
+RTPROF__NOP void rtprof_put_static_str(rtprof_rec *r, const char *s) { (void)r; (void)s; }
+RTPROF__NOP void rtprof_put_str(rtprof_rec *r, const char *s, size_t n) { (void)r; (void)s; (void)n; }
+RTPROF__NOP void rtprof_marker_close(rtprof_rec *r) { (void)r; }
+RTPROF__NOP void rtprof_counter_add(rtprof_counter *c, int64_t d) { (void)c; (void)d; }
+RTPROF__NOP void rtprof_counter_set(rtprof_counter *c, int64_t v) { (void)c; (void)v; }
+RTPROF__NOP void rtprof_label_push(const char *l) { (void)l; }
+RTPROF__NOP void rtprof_label_pop(void) {}
+#define RTPROF_LABEL_SCOPE(label) ((void)(label))
+RTPROF__NOP void rtprof_thread_sleep(void) {}
+RTPROF__NOP void rtprof_thread_wake(void) {}
+RTPROF__NOP int rtprof_thread_register(const char *n, unsigned f) { (void)n; (void)f; return 0; }
+RTPROF__NOP int rtprof_thread_unregister(void) { return 0; }
+RTPROF__NOP int rtprof_thread_stats_get(struct rtprof_thread_stats *o) { memset(o, 0, sizeof(*o)); return 0; }
+RTPROF__NOP const rtprof_marker_type *rtprof_marker_type_declare(const struct rtprof_marker_schema *s)
+{
+	static const rtprof_marker_type none = { sizeof(rtprof_marker_type), 0, 0, 0, 0 };
+	(void)s;
+	return &none;
+}
+RTPROF__NOP rtprof_counter *rtprof_counter_declare(const char *n, const char *c, const char *d)
+{
+	static rtprof_counter none = { sizeof(rtprof_counter), 0, 0, 0 };
+	(void)n; (void)c; (void)d;
+	return &none;
+}
+RTPROF__NOP int rtprof_session_start(const struct rtprof_settings *s) { (void)s; return 0; }
+RTPROF__NOP int rtprof_session_stop(void) { return 0; }
+RTPROF__NOP int rtprof_session_pause(void) { return 0; }
+RTPROF__NOP int rtprof_session_resume(void) { return 0; }
+RTPROF__NOP int rtprof_session_dump(void) { return 0; }
+RTPROF__NOP int rtprof_session_status_get(struct rtprof_session_status *o) { memset(o, 0, sizeof(*o)); return 0; }
+RTPROF__NOP const char *rtprof_strerror(int e) { (void)e; return "rtprof disabled"; }
+#undef RTPROF__NOP
+
+#endif /* RTPROF_DISABLE */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RTPROF_H */

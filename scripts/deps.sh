@@ -1,0 +1,18 @@
+#!/bin/sh
+# Install the Debian packages rtprof needs to build, test and benchmark.
+# Runs apt-get only when something is missing; uses sudo when not root.
+set -eu
+PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev \
+libck-dev libunwind-dev libmsgpack-dev zlib1g-dev libelf-dev libdw-dev"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+echo "Installing:$missing"
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing

@@ -1,0 +1,436 @@
+/*
+ * test_roundtrip.c - every recorded event decodes back identical.
+ *
+ * Records each kind of event with known values through the public API,
+ * stops, decodes the dump with codec/ and compares field by field; then the
+ * harder paths: many chunks, partial dumps mid-session, flight-recorder
+ * recycling, pause, two sessions in one stream, a thread that exits.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "dumpmodel.h"
+#include "rtprof.h"
+
+static int
+new_dump(void)
+{
+	int fd = memfd_create("rtprof-test", MFD_CLOEXEC);
+
+	RTPROF_CHECK(fd >= 0);
+	return fd;
+}
+
+static void
+start(int fd, enum rtprof_mode mode, uint32_t chunk, uint64_t memory)
+{
+	struct rtprof_settings s;
+
+	memset(&s, 0, sizeof(s));
+	s.struct_size = sizeof(s);
+	s.fd = fd;
+	s.mode = mode;
+	s.chunk_size = chunk;
+	s.memory_limit = memory;
+	s.flush_interval_us = 2000;
+	RTPROF_CHECK_EQ(rtprof_session_start(&s), 0);
+}
+
+static void
+load(struct dm *m, int fd)
+{
+	RTPROF_CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	RTPROF_CHECK_EQ(dm_load_fd(m, fd), 0);
+	for (int k = 0; k < 8; k++)
+		if (m->damage_by_kind[k] != 0)
+			fprintf(stderr, "damage %s: %llu\n", rtprof_dump_damage_name(k),
+			    (unsigned long long)m->damage_by_kind[k]);
+	RTPROF_CHECK_EQ(m->stats.bad_frames, 0);
+	RTPROF_CHECK_EQ(m->stats.skipped_bytes, 0);
+	RTPROF_CHECK_EQ(m->stats.seq_gaps, 0);
+	RTPROF_CHECK_EQ(m->stats.bad_records, 0);
+	RTPROF_CHECK_EQ(m->stats.truncated_tail_bytes, 0);
+	RTPROF_CHECK_EQ(m->stats.damage, 0);
+}
+
+static pid_t
+self_tid(void)
+{
+	return gettid();
+}
+
+static const rtprof_marker_type *all_kinds, *seq_type;
+static rtprof_counter *ctr;
+
+/* Every event kind, with values checked after decoding. */
+static void
+test_every_kind(void)
+{
+	char longs[400];
+	int fd = new_dump();
+	struct dm m;
+	struct dm_session *s;
+	struct dm_thread *th;
+	uint64_t t0, t1;
+	rtprof_rec r;
+	size_t i = 0;
+
+	memset(longs, 'x', sizeof(longs));
+	start(fd, RTPROF_MODE_STREAM, 0, 0);
+	rtprof_mark("alpha", RTPROF_CAT_AUDIO);
+	rtprof_begin("zone", RTPROF_CAT_IO);
+	rtprof_end("zone", RTPROF_CAT_IO);
+	t0 = rtprof_now();
+	t1 = t0 + 12345;
+	rtprof_interval("span", RTPROF_CAT_COMPUTE, t0, t1);
+	RTPROF_CHECK(rtprof_marker_open(&r, all_kinds, RTPROF_PHASE_INTERVAL, t0, t1));
+	rtprof_put_i64(&r, -5);
+	rtprof_put_u64(&r, (1ull << 63) + 1);
+	rtprof_put_f64(&r, 3.25);
+	rtprof_put_static_str(&r, "static-s");
+	rtprof_put_str(&r, "copied", 6);
+	rtprof_put_str(&r, longs, sizeof(longs));
+	rtprof_marker_close(&r);
+	RTPROF_CHECK(rtprof_marker_open(&r, seq_type, RTPROF_PHASE_INSTANT, rtprof_now(), 0));
+	rtprof_put_u64(&r, 77);
+	rtprof_marker_close(&r);
+	rtprof_counter_set(ctr, 100);
+	rtprof_counter_add(ctr, -3);
+	rtprof_thread_sleep();
+	rtprof_thread_wake();
+	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
+
+	load(&m, fd);
+	RTPROF_CHECK_EQ(m.nsessions, 1);
+	s = &m.sessions[0];
+	RTPROF_CHECK(s->has_trailer);
+	RTPROF_CHECK_EQ(s->nschemas, 2);
+	RTPROF_CHECK_STREQ(s->schemas[0].name, "AllKinds");
+	RTPROF_CHECK_EQ(s->schemas[0].nfields, 6);
+	RTPROF_CHECK_EQ(s->ncounters, 1);
+	RTPROF_CHECK_STREQ(s->counters[0].name, "ctr");
+	RTPROF_CHECK_GT(s->nmodules, 0);
+	RTPROF_CHECK_GT(s->ticks_per_second, 1e6);
+	th = dm_thread(s, self_tid());
+	RTPROF_CHECK_STREQ(th->name, "main");
+	RTPROF_CHECK(th->flags & RTPROF_THREAD_MAIN);
+	RTPROF_CHECK_EQ(th->nrecs, 10);
+
+	RTPROF_CHECK_EQ(th->recs[i].v.kind, 1);
+	RTPROF_CHECK_STREQ(th->recs[i].name, "alpha");
+	RTPROF_CHECK_EQ(th->recs[i].v.category, RTPROF_CAT_AUDIO);
+	i++;
+	RTPROF_CHECK_EQ(th->recs[i].v.kind, 2);
+	RTPROF_CHECK_STREQ(th->recs[i].name, "zone");
+	RTPROF_CHECK_EQ(th->recs[i].v.category, RTPROF_CAT_IO);
+	i++;
+	RTPROF_CHECK_EQ(th->recs[i].v.kind, 3);
+	RTPROF_CHECK_STREQ(th->recs[i].name, "zone");
+	RTPROF_CHECK_GE(th->recs[i].v.t0, th->recs[i - 1].v.t0);
+	i++;
+	RTPROF_CHECK_EQ(th->recs[i].v.kind, 4);
+	RTPROF_CHECK_STREQ(th->recs[i].name, "span");
+	RTPROF_CHECK_EQ(th->recs[i].v.t0, t0);
+	RTPROF_CHECK_EQ(th->recs[i].v.t1, t1);
+	i++;
+	RTPROF_CHECK_EQ(th->recs[i].v.kind, 5);
+	RTPROF_CHECK_EQ(th->recs[i].v.phase, RTPROF_PHASE_INTERVAL);
+	RTPROF_CHECK_EQ(th->recs[i].v.id, all_kinds->id);
+	RTPROF_CHECK_EQ(th->recs[i].v.t0, t0);
+	RTPROF_CHECK_EQ(th->recs[i].v.t1, t1);
+	RTPROF_CHECK_EQ(th->recs[i].v.nvals, 6);
+	RTPROF_CHECK_EQ(th->recs[i].v.vals[0].kind, RTPROF_VAL_I64);
+	RTPROF_CHECK_EQ(th->recs[i].v.vals[0].v.i, -5);
+	RTPROF_CHECK_EQ(th->recs[i].v.vals[1].kind, RTPROF_VAL_U64);
+	RTPROF_CHECK(th->recs[i].v.vals[1].v.u == (1ull << 63) + 1);
+	RTPROF_CHECK_EQ(th->recs[i].v.vals[2].kind, RTPROF_VAL_F64);
+	RTPROF_CHECK(th->recs[i].v.vals[2].v.d == 3.25);
+	RTPROF_CHECK_EQ(th->recs[i].v.vals[3].kind, RTPROF_VAL_STRREF);
+	RTPROF_CHECK_STREQ(dm_string(s, th->recs[i].v.vals[3].v.ref), "static-s");
+	RTPROF_CHECK_EQ(th->recs[i].v.vals[4].kind, RTPROF_VAL_STR);
+	RTPROF_CHECK_STREQ(th->recs[i].v.vals[4].v.str.p, "copied");
+	RTPROF_CHECK_EQ(th->recs[i].v.vals[5].v.str.n, RTPROF_MAX_STRING);
+	RTPROF_CHECK(memcmp(th->recs[i].v.vals[5].v.str.p, longs, RTPROF_MAX_STRING) == 0);
+	i++;
+	RTPROF_CHECK_EQ(th->recs[i].v.kind, 5);
+	RTPROF_CHECK_EQ(th->recs[i].v.phase, RTPROF_PHASE_INSTANT);
+	RTPROF_CHECK_EQ(th->recs[i].v.vals[0].v.u, 77);
+	i++;
+	RTPROF_CHECK_EQ(th->recs[i].v.kind, 6);
+	RTPROF_CHECK_EQ(th->recs[i].v.id, ctr->id);
+	RTPROF_CHECK_EQ(th->recs[i].v.value, 100);
+	i++;
+	RTPROF_CHECK_EQ(th->recs[i].v.kind, 6);
+	RTPROF_CHECK_EQ(th->recs[i].v.value, 97);
+	i++;
+	RTPROF_CHECK_EQ(th->recs[i].v.kind, 7);
+	i++;
+	RTPROF_CHECK_EQ(th->recs[i].v.kind, 8);
+	/* Times: non-decreasing (apart from the explicit interval), inside
+	 * the session. */
+	for (i = 1; i < th->nrecs; i++)
+		if (th->recs[i].v.kind != 4 && th->recs[i].v.kind != 5)
+			RTPROF_CHECK_GE(th->recs[i].v.t0, th->recs[i - 1].v.t0);
+	RTPROF_CHECK_GE(th->recs[0].v.t0, s->start_ticks);
+	RTPROF_CHECK_LE(th->recs[th->nrecs - 1].v.t0, s->trailer.stop_ticks);
+	/* Trailer accounting matches. */
+	RTPROF_CHECK_EQ(s->trailer.nthreads, 1);
+	RTPROF_CHECK_EQ(s->trailer.threads[0].recorded, 10);
+	RTPROF_CHECK_EQ(s->trailer.threads[0].dropped_full, 0);
+	dm_free(&m);
+	close(fd);
+}
+
+static void
+seq_mark(uint64_t v)
+{
+	rtprof_rec r;
+
+	if (rtprof_marker_open(&r, seq_type, RTPROF_PHASE_INSTANT, rtprof_now(), 0)) {
+		rtprof_put_u64(&r, v);
+		rtprof_marker_close(&r);
+	}
+}
+
+/* Checks the thread's typed records carry 0..n-1 once each, in order. */
+static void
+check_sequence(const struct dm_thread *th, uint64_t first, uint64_t n)
+{
+	uint64_t want = first, seen = 0;
+
+	for (size_t i = 0; i < th->nrecs; i++) {
+		if (th->recs[i].v.kind != 5)
+			continue;
+		RTPROF_CHECK_EQ(th->recs[i].v.vals[0].v.u, want);
+		want++;
+		seen++;
+	}
+	RTPROF_CHECK_EQ(seen, n);
+}
+
+/* Many chunks and partial dumps while recording: nothing lost, nothing
+ * repeated, chunk numbers in order. */
+static void
+test_chunks_and_dumps(void)
+{
+	const uint64_t n = 50000;
+	struct rtprof_thread_stats st0, st1;
+	int fd = new_dump();
+	struct dm m;
+	struct dm_thread *th;
+	uint64_t last_seq = 0;
+
+	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&st0), 0);
+	start(fd, RTPROF_MODE_STREAM, 4096, 64u << 20);
+	for (uint64_t i = 0; i < n; i++) {
+		seq_mark(i);
+		if (i % 9973 == 0)
+			RTPROF_CHECK_EQ(rtprof_session_dump(), 0);
+		/* 4 prefilled chunks hold ~480 of these records; the writer
+		 * refills every 2 ms: pace so that nothing is dropped. */
+		if (i % 250 == 0)
+			usleep(3000);
+	}
+	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
+	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&st1), 0);
+	load(&m, fd);
+	th = dm_thread(&m.sessions[0], self_tid());
+	/* Drops are counted, never silent: records + drops == attempts. */
+	RTPROF_CHECK_EQ(th->nrecs + (st1.dropped_full - st0.dropped_full), n);
+	RTPROF_CHECK_EQ(st1.dropped_full, st0.dropped_full); /* none expected */
+	check_sequence(th, 0, n);
+	RTPROF_CHECK_GT(th->data_frames, 100);
+	for (size_t i = 0; i < th->nrecs; i++) {
+		RTPROF_CHECK_GE(th->recs[i].chunk_seq, last_seq);
+		last_seq = th->recs[i].chunk_seq;
+	}
+	RTPROF_CHECK_GT(last_seq, 50);
+	RTPROF_CHECK_EQ(m.sessions[0].trailer.threads[0].recorded, n);
+	dm_free(&m);
+	close(fd);
+}
+
+/* Flight recorder: the newest data under the limit, the rest recycled and
+ * counted. */
+static void
+test_flight_recorder(void)
+{
+	const uint64_t n = 100000;
+	struct rtprof_thread_stats st0, st1;
+	int fd = new_dump();
+	struct dm m;
+	struct dm_session *s;
+	struct dm_thread *th;
+	uint64_t first, recycled, dropped;
+
+	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&st0), 0);
+	start(fd, RTPROF_MODE_FLIGHT_RECORDER, 4096, 16 * 4096 + 16 * 256);
+	for (uint64_t i = 0; i < n; i++) {
+		seq_mark(i);
+		if (i % 250 == 0)
+			usleep(3000); /* as in test_chunks_and_dumps */
+	}
+	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
+	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&st1), 0);
+	load(&m, fd);
+	s = &m.sessions[0];
+	RTPROF_CHECK_STREQ(s->mode, "flight");
+	th = dm_thread(s, self_tid());
+	recycled = s->trailer.threads[0].recycled;
+	RTPROF_CHECK_GT(recycled, 0);
+	RTPROF_CHECK_EQ(recycled, st1.recycled - st0.recycled);
+	RTPROF_CHECK_LT(th->nrecs, n / 4);
+	/* What is kept is the newest data, contiguous up to the last event;
+	 * every event is kept, recycled or counted as dropped. */
+	dropped = st1.dropped_full - st0.dropped_full;
+	RTPROF_CHECK_EQ(th->nrecs + recycled + dropped, n);
+	RTPROF_CHECK_GT(th->nrecs, 0);
+	RTPROF_CHECK_GE(th->recs[th->nrecs - 1].v.vals[0].v.u, n - 1 - dropped);
+	first = th->recs[0].v.vals[0].v.u;
+	if (dropped == 0)
+		check_sequence(th, first, n - first);
+	RTPROF_CHECK_EQ(s->trailer.threads[0].recorded, th->nrecs);
+	dm_free(&m);
+	close(fd);
+}
+
+/* Pause: nothing recorded while paused; the range is in the dump. */
+static void
+test_pause(void)
+{
+	struct rtprof_thread_stats st0, st1;
+	int fd = new_dump();
+	struct dm m;
+	struct dm_session *s;
+
+	start(fd, RTPROF_MODE_STREAM, 0, 0);
+	seq_mark(0);
+	RTPROF_CHECK_EQ(rtprof_session_pause(), 0);
+	RTPROF_CHECK_EQ(rtprof_session_pause(), -EALREADY);
+	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&st0), 0);
+	for (int i = 0; i < 100; i++)
+		seq_mark(1000 + i);
+	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&st1), 0);
+	RTPROF_CHECK_EQ(st1.outside - st0.outside, 100);
+	RTPROF_CHECK_EQ(rtprof_session_resume(), 0);
+	RTPROF_CHECK_EQ(rtprof_session_resume(), -EALREADY);
+	seq_mark(1);
+	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
+	load(&m, fd);
+	s = &m.sessions[0];
+	check_sequence(dm_thread(s, self_tid()), 0, 2);
+	RTPROF_CHECK_EQ(s->npauses, 1);
+	RTPROF_CHECK_LT(s->pauses[0].start, s->pauses[0].end);
+	RTPROF_CHECK_GT(s->pauses[0].start, dm_thread(s, self_tid())->recs[0].v.t0);
+	RTPROF_CHECK_LT(s->pauses[0].end, dm_thread(s, self_tid())->recs[1].v.t0);
+	dm_free(&m);
+	close(fd);
+}
+
+/* Two sessions in one stream: each record in its own session. */
+static void
+test_two_sessions(void)
+{
+	int fd = new_dump();
+	struct dm m;
+
+	start(fd, RTPROF_MODE_STREAM, 0, 0);
+	seq_mark(1);
+	seq_mark(2);
+	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
+	seq_mark(99); /* between sessions: not recorded */
+	start(fd, RTPROF_MODE_STREAM, 0, 0);
+	seq_mark(3);
+	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
+	load(&m, fd);
+	RTPROF_CHECK_EQ(m.nsessions, 2);
+	RTPROF_CHECK_NE(m.sessions[0].id, m.sessions[1].id);
+	RTPROF_CHECK_EQ(m.sessions[1].generation, m.sessions[0].generation + 1);
+	check_sequence(dm_thread(&m.sessions[0], self_tid()), 1, 2);
+	check_sequence(dm_thread(&m.sessions[1], self_tid()), 3, 1);
+	for (size_t i = 0; i < 2; i++) {
+		struct dm_thread *th = dm_thread(&m.sessions[i], self_tid());
+		for (size_t r = 0; r < th->nrecs; r++)
+			RTPROF_CHECK_EQ(th->recs[r].generation, m.sessions[i].generation);
+	}
+	dm_free(&m);
+	close(fd);
+}
+
+static pid_t exited_tid;
+
+static void *
+short_lived(void *arg)
+{
+	(void)arg;
+	RTPROF_CHECK_EQ(rtprof_thread_register("short-lived", 0), 0);
+	RTPROF_CHECK_EQ(rtprof_thread_register("again", 0), -EEXIST);
+	exited_tid = gettid();
+	for (int i = 0; i < 1000; i++)
+		seq_mark((uint64_t)i);
+	return NULL; /* unregisters itself at exit */
+}
+
+/* A thread that exits during the session keeps its data and its
+ * unregister time. */
+static void
+test_exited_thread(void)
+{
+	int fd = new_dump();
+	struct dm m;
+	struct dm_thread *th;
+	pthread_t t;
+
+	start(fd, RTPROF_MODE_STREAM, 0, 0);
+	pthread_create(&t, NULL, short_lived, NULL);
+	pthread_join(t, NULL);
+	usleep(50000); /* several writer rounds after the exit */
+	seq_mark(5);
+	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
+	load(&m, fd);
+	th = dm_thread(&m.sessions[0], exited_tid);
+	RTPROF_CHECK_STREQ(th->name, "short-lived");
+	RTPROF_CHECK(th->has_unregister);
+	RTPROF_CHECK_GT(th->unregister_ticks, th->register_ticks);
+	check_sequence(th, 0, 1000);
+	RTPROF_CHECK_LE(th->recs[999].v.t0, th->unregister_ticks);
+	dm_free(&m);
+	close(fd);
+}
+
+int
+main(void)
+{
+	static const struct rtprof_marker_schema all = {
+		"AllKinds", RTPROF_CAT_USER, 0, NULL, NULL, NULL, 6, {
+			{ "i", NULL, "integer", RTPROF_FIELD_I64 },
+			{ "u", NULL, "integer", RTPROF_FIELD_U64 },
+			{ "d", NULL, "decimal", RTPROF_FIELD_F64 },
+			{ "s", NULL, "string", RTPROF_FIELD_STATIC_STR },
+			{ "c", NULL, "string", RTPROF_FIELD_STR },
+			{ "l", NULL, "string", RTPROF_FIELD_STR },
+		}
+	};
+	static const struct rtprof_marker_schema seq = {
+		"Seq", RTPROF_CAT_OTHER, 0, NULL, NULL, NULL, 1, {
+			{ "n", NULL, "integer", RTPROF_FIELD_U64 },
+		}
+	};
+
+	RTPROF_CHECK_EQ(rtprof_thread_register("main", 0), 0);
+	all_kinds = rtprof_marker_type_declare(&all);
+	seq_type = rtprof_marker_type_declare(&seq);
+	ctr = rtprof_counter_declare("ctr", "Other", "test counter");
+	RTPROF_CHECK(all_kinds && seq_type && ctr);
+	test_every_kind();
+	test_chunks_and_dumps();
+	test_flight_recorder();
+	test_pause();
+	test_two_sessions();
+	test_exited_thread();
+	puts("test_roundtrip: ok");
+	return 0;
+}
