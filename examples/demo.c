@@ -121,6 +121,8 @@ worker_thread(void *arg)
 			x += sqrt((double)i);
 		rtprof_end("decode", RTPROF_CAT_IO);
 		rtprof_counter_add(queue_depth, -1);
+		if (x < 0) /* never: keeps the work from being optimised out */
+			puts("negative");
 		if (rtprof_marker_open(&r, load_type, RTPROF_PHASE_INTERVAL, t0, rtprof_now())) {
 			rtprof_put_str(&r, name, strlen(name));
 			rtprof_put_u64(&r, (uint64_t)iters * 4);

@@ -153,6 +153,13 @@ sleep_us(unsigned us)
 	nanosleep(&ts, NULL);
 }
 
+static uint64_t
+ns_between(const struct timespec *a, const struct timespec *b)
+{
+	return (uint64_t)((b->tv_sec - a->tv_sec) * 1000000000 +
+	    (b->tv_nsec - a->tv_nsec));
+}
+
 static pid_t
 gettid_(void)
 {
@@ -213,6 +220,8 @@ struct sess_info {
 static struct sess_info *sess;
 static uint64_t nsess;
 static uint64_t n_pauses, n_dumps, n_obs_dumps, n_ebusy;
+/* Time spent in rtprof_session_start(), _stop(), and running (ns). */
+static uint64_t start_ns, stop_ns, run_ns;
 
 static const rtprof_marker_type *types[MAX_TYPES];
 static atomic_int ntypes;
@@ -326,19 +335,23 @@ work(struct reg *r, struct rng *g, uint64_t quota)
 
 	while (!atomic_load_explicit(&time_up, memory_order_relaxed) &&
 	    (quota == 0 || done < quota)) {
-		unsigned burst = 1 + rng_next(g) % 48, p;
+		unsigned burst = 1 + rng_next(g) % 24, p;
 
-		if (rng_next(g) % 64 == 0)
-			burst = 1500; /* empties the thread's chunks */
+		if (rng_next(g) % 128 == 0)
+			burst = 800; /* takes several chunks at once */
 		for (unsigned i = 0; i < burst; i++)
 			rec_one(r, g);
 		done += burst;
+		/* The pauses bound the volume (the model of the dump keeps
+		 * every record in memory); the spins keep more threads
+		 * runnable than there are CPUs, so threads are preempted at
+		 * any point, also inside the library. */
 		p = rng_next(g) % 10;
 		if (p < 5)
-			spin_us(rng_next(g) % 2000); /* keeps both CPUs busy */
-		else if (p < 8)
-			sleep_us(rng_next(g) % 2000);
+			spin_us(rng_next(g) % 4000);
 		else if (p < 9)
+			sleep_us(rng_next(g) % 4000);
+		else
 			sched_yield();
 	}
 }
@@ -594,11 +607,12 @@ pick_settings(struct rng *g, struct rtprof_settings *s, int *starved)
 		s->chunk_size = 8192;
 		s->memory_limit = 256u << 10;
 		break;
-	case 6: /* defaults: 64 KiB chunks, 32 MiB */
+	case 6: /* default chunk size (64 KiB); the pool is allocated at
+		 * start, so not the default 32 MiB limit (slow under TSan) */
 		s->mode = RTPROF_MODE_STREAM;
+		s->memory_limit = 2u << 20;
 		break;
-	default: /* valid, but not one chunk fits: every event dropped
-		  * (unless the pool still holds free chunks of that size) */
+	default: /* a limit below one chunk (the pool keeps one chunk) */
 		s->mode = RTPROF_MODE_STREAM;
 		s->chunk_size = 4096;
 		s->memory_limit = 4096;
@@ -616,6 +630,7 @@ control_main(void *arg)
 	rng_seed(&g, base_seed ^ 0xC047);
 	for (;;) {
 		struct rtprof_settings set;
+		struct timespec t0, t1, t_run;
 		int fin = atomic_load(&time_up), starved, rc;
 		unsigned steps;
 
@@ -625,7 +640,11 @@ control_main(void *arg)
 		pick_settings(&g, &set, &starved);
 		pthread_mutex_lock(&ctl_mu);
 		RTPROF_CHECK(nsess < MAX_SESSIONS);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		RTPROF_CHECK_EQ(rtprof_session_start(&set), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		start_ns += ns_between(&t0, &t1);
+		t_run = t1;
 		sess[nsess].t_started = rtprof_now();
 		sess[nsess].mode = set.mode;
 		sess[nsess].starved = starved;
@@ -660,10 +679,14 @@ control_main(void *arg)
 				break;
 			}
 		}
-		sleep_us(rng_next(&g) % (fin ? 1000 : 4000));
+		sleep_us(rng_next(&g) % (fin ? 1000 : 10000));
 		pthread_mutex_lock(&ctl_mu);
 		atomic_fetch_add_explicit(&stop_begun, 1, memory_order_acq_rel);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		rc = rtprof_session_stop();
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		stop_ns += ns_between(&t0, &t1);
+		run_ns += ns_between(&t_run, &t0);
 		RTPROF_CHECK_EQ(rc, 0);
 		ctl_running = 0;
 		atomic_fetch_add_explicit(&stop_done, 1, memory_order_acq_rel);
@@ -1197,7 +1220,8 @@ check_dump(int fd)
 	    "(reused %llu) sessions=%llu pauses=%llu dumps=%llu+%llu ebusy=%llu "
 	    "signals=%d bytes=%llu | attempts=%llu decoded=%llu outside=%llu "
 	    "dropped_full=%llu dropped_nested=%llu late=%llu recycled=%llu | "
-	    "early=%llu over_stop=%llu max_over_stop=%.1fus lossless_checked=%llu\n",
+	    "early=%llu over_stop=%llu max_over_stop=%.1fus lossless_checked=%llu "
+	    "start_avg=%.1fms stop_avg=%.1fms running=%.1fs\n",
 	    (unsigned long long)base_seed, nlong, nr, ngroups,
 	    (unsigned long long)tids_reused, (unsigned long long)nsess,
 	    (unsigned long long)n_pauses, (unsigned long long)n_dumps,
@@ -1208,7 +1232,9 @@ check_dump(int fd)
 	    (unsigned long long)tot_nested, (unsigned long long)tot_late,
 	    (unsigned long long)tot_recycled, (unsigned long long)early,
 	    (unsigned long long)over_stop, (double)max_over_stop * 1e6 / tps,
-	    (unsigned long long)typed_lost_checked);
+	    (unsigned long long)typed_lost_checked,
+	    (double)start_ns / 1e6 / (double)nsess,
+	    (double)stop_ns / 1e6 / (double)nsess, (double)run_ns / 1e9);
 	(void)late_typed_max;
 	free(p2.v);
 	dm_free(&m);
