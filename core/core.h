@@ -98,6 +98,8 @@ struct rtprof__session {
 	int sink_error;
 	int limit_reached;
 	void *strings;            /* writer-owned set of interned addresses */
+	int64_t *values_last;     /* last user counter values sent in VALUES */
+	uint32_t values_n;
 	uint64_t values_memory;   /* last profiler memory sent in VALUES */
 	uint64_t values_mono;     /* when (CLOCK_MONOTONIC ns) */
 	uint32_t schemas_sent;    /* descriptors already written */

@@ -281,8 +281,12 @@ add_pauses(struct rtprof__session *s)
 	s->npauses = 0;
 }
 
-/* The profiler's own memory, when it changed (at most every 100 ms: a
- * serial link has little room), or always when @force. */
+/*
+ * VALUES: the profiler's own memory and every user counter whose value
+ * changed since the last VALUES frame (counters changed by threads that are
+ * not registered reach the dump this way), at most every 100 ms (a serial
+ * link has little room), or now when @force.
+ */
 static void
 add_values(const rtprof_lock *lk, struct rtprof__session *s, int force)
 {
@@ -290,22 +294,57 @@ add_values(const rtprof_lock *lk, struct rtprof__session *s, int force)
 	msgpack_packer pk;
 	struct timespec ts;
 	uint64_t now;
+	uint32_t changed = 0;
+	int64_t *snap;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	if (!force && (c->memory == s->values_memory ||
-	    now - s->values_mono < 100000000u))
+	if (!force && now - s->values_mono < 100000000u)
 		return;
+	if (s->values_n < c->ncounters) {
+		int64_t *n = realloc(s->values_last, c->ncounters * sizeof(*n));
+
+		if (n == NULL)
+			return;
+		/* A counter not yet sent: INT64_MIN never equals a value
+		 * that was set, so it is sent once. */
+		for (uint32_t i = s->values_n; i < c->ncounters; i++)
+			n[i] = INT64_MIN;
+		s->values_last = n;
+		s->values_n = c->ncounters;
+	}
+	/* One relaxed read of each counter (a sampled statistic); the frame
+	 * is packed from this snapshot so its array count is exact. */
+	snap = c->ncounters ? malloc(c->ncounters * sizeof(*snap)) : NULL;
+	for (uint32_t i = 0; snap != NULL && i < c->ncounters; i++) {
+		snap[i] = __atomic_load_n(&c->counters[i]->pub.value, __ATOMIC_RELAXED);
+		changed += snap[i] != s->values_last[i];
+	}
+	if (!force && changed == 0 && c->memory == s->values_memory) {
+		free(snap);
+		return;
+	}
 	s->values_memory = c->memory;
 	s->values_mono = now;
-	if (frame_add(s, RTPROF_FRAME_VALUES, &pk) == NULL)
+	if (frame_add(s, RTPROF_FRAME_VALUES, &pk) == NULL) {
+		free(snap);
 		return;
+	}
 	msgpack_pack_array(&pk, 2);
 	msgpack_pack_uint64(&pk, rtprof_now());
-	msgpack_pack_array(&pk, 1);
+	msgpack_pack_array(&pk, 1 + changed);
 	msgpack_pack_array(&pk, 2);
 	msgpack_pack_uint32(&pk, RTPROF_COUNTER_SELF_MEMORY);
 	msgpack_pack_uint64(&pk, c->memory);
+	for (uint32_t i = 0; snap != NULL && i < c->ncounters; i++) {
+		if (snap[i] == s->values_last[i])
+			continue;
+		msgpack_pack_array(&pk, 2);
+		msgpack_pack_uint32(&pk, c->counters[i]->pub.id);
+		msgpack_pack_int64(&pk, snap[i]);
+		s->values_last[i] = snap[i];
+	}
+	free(snap);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1040,5 +1079,6 @@ rtprof__session_free(struct rtprof__session *s)
 	free(set);
 	free(s->pauses);
 	free(s->acct);
+	free(s->values_last);
 	free(s);
 }

@@ -194,9 +194,23 @@ on_values(void *ctx, uint64_t t, size_t n, const uint32_t *ids, const int64_t *v
 {
 	struct dm_session *s = cur(ctx);
 
-	(void)t, (void)n, (void)ids, (void)v;
-	if (s)
-		s->nvalues++;
+	(void)t;
+	if (s == NULL)
+		return 0;
+	s->nvalues++;
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+
+		for (k = 0; k < s->nvalue_last && s->value_last[k].id != ids[i]; k++)
+			;
+		if (k == s->nvalue_last) {
+			if (k == 64)
+				continue;
+			s->nvalue_last++;
+		}
+		s->value_last[k].id = ids[i];
+		s->value_last[k].v = v[i];
+	}
 	return 0;
 }
 
@@ -318,4 +332,16 @@ dm_count(const struct dm *m, int64_t tid, int kind)
 		}
 	}
 	return n;
+}
+
+int64_t
+dm_value(const struct dm_session *s, uint32_t id, int *found)
+{
+	for (size_t k = 0; k < s->nvalue_last; k++)
+		if (s->value_last[k].id == id) {
+			*found = 1;
+			return s->value_last[k].v;
+		}
+	*found = 0;
+	return 0;
 }

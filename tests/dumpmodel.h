@@ -51,7 +51,9 @@ struct dm_session {
 	size_t ncounters;
 	struct { uint64_t start, end; } pauses[256];
 	size_t npauses;
-	size_t nvalues;
+	size_t nvalues;            /* VALUES frames */
+	struct { uint32_t id; int64_t v; } value_last[64]; /* per counter id */
+	size_t nvalue_last;
 	size_t nmodules;
 	char events[8][32];
 	size_t nevents;
@@ -76,6 +78,8 @@ void dm_free(struct dm *m);
 
 struct dm_thread *dm_thread(struct dm_session *s, int64_t tid);
 const char *dm_string(const struct dm_session *s, uint64_t ref);
+/* The last value a VALUES frame gave counter @id; 0 and *found = 0 if none. */
+int64_t dm_value(const struct dm_session *s, uint32_t id, int *found);
 /* Records of a thread, all sessions, with kind @kind (0: any). */
 size_t dm_count(const struct dm *m, int64_t tid, int kind);
 

@@ -80,6 +80,7 @@ recorder(void *arg)
 struct ctl {
 	int fd;
 	int rc_start, rc_stop;
+	rtprof_counter *counter;
 };
 
 static void *
@@ -90,6 +91,8 @@ controller(void *arg)
 
 	c->rc_start = rtprof_session_start(&s);
 	usleep(100000);
+	/* Not a registered thread: no record, but the value is sampled. */
+	rtprof_counter_set(c->counter, 4242);
 	c->rc_stop = rtprof_session_stop();
 	return NULL;
 }
@@ -99,7 +102,8 @@ controller(void *arg)
 static void
 test_other_threads(void)
 {
-	struct ctl c = { memfd_create("d", MFD_CLOEXEC), -1, -1 };
+	struct ctl c = { memfd_create("d", MFD_CLOEXEC), -1, -1,
+		rtprof_counter_declare("from-unregistered", "Other", "") };
 	struct rtprof_session_status st;
 	pthread_t r, k;
 	struct dm m;
@@ -121,6 +125,14 @@ test_other_threads(void)
 	s = &m.sessions[0];
 	RTPROF_CHECK(s->has_trailer);
 	RTPROF_CHECK_GT(s->nvalues, 0);
+	{
+		int found;
+
+		RTPROF_CHECK_GT(dm_value(s, 0xFFFF, &found), 0); /* own memory */
+		RTPROF_CHECK(found);
+		RTPROF_CHECK_EQ(dm_value(s, c.counter->id, &found), 4242);
+		RTPROF_CHECK(found);
+	}
 	for (size_t i = 0; i < s->nthreads; i++)
 		if (strcmp(s->threads[i].name, "recorder") == 0)
 			recs = s->threads[i].nrecs;
