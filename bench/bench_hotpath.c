@@ -5,6 +5,7 @@
  *   bench_hotpath [--json] [--runs N] [--events M] [--lat-events L]
  *                 [--ir FILE] [--only CASE[,CASE...]] [--fifo]
  *                 [--flush-us U] [--prefill P] [--chunk-kib C]
+ *                 [--memory-mib M]
  *   bench_hotpath --callgrind CASE --events K     (bench/run_callgrind.sh)
  *   bench_hotpath --list
  *
@@ -629,6 +630,7 @@ usage(void)
 	    "usage: bench_hotpath [--json] [--runs N] [--events M] [--lat-events L]\n"
 	    "                     [--ir FILE] [--only CASE,...] [--fifo]\n"
 	    "                     [--flush-us U] [--prefill P] [--chunk-kib C]\n"
+	    "                     [--memory-mib M]\n"
 	    "       bench_hotpath --callgrind CASE [--events K]\n"
 	    "       bench_hotpath --list\n");
 	exit(2);
@@ -665,6 +667,7 @@ main(int argc, char **argv)
 	struct rtprof_settings set;
 	struct rtprof_session_status ss;
 	unsigned runs = 11, flush_us = 1000, prefill = 64, chunk_kib = 1024;
+	unsigned memory_mib = 0;
 	uint64_t events = 200000, lat_events = 10000000;
 	const char *irfile = NULL, *cg = NULL, *only = NULL;
 	int json = 0, rc, fd;
@@ -700,6 +703,8 @@ main(int argc, char **argv)
 			prefill = (unsigned)strtoul(argv[++i], NULL, 0);
 		else if (i + 1 < argc && strcmp(a, "--chunk-kib") == 0)
 			chunk_kib = (unsigned)strtoul(argv[++i], NULL, 0);
+		else if (i + 1 < argc && strcmp(a, "--memory-mib") == 0)
+			memory_mib = (unsigned)strtoul(argv[++i], NULL, 0);
 		else
 			usage();
 	}
@@ -725,7 +730,12 @@ main(int argc, char **argv)
 	set.struct_size = sizeof(set);
 	set.mode = RTPROF_MODE_STREAM;
 	set.fd = fd;
-	set.memory_limit = 1ull << 30;
+	/* The pool is allocated and touched at session start: under
+	 * valgrind (--callgrind) 1 GiB would take minutes, and K <= 1e6
+	 * operations need far less. */
+	if (memory_mib == 0)
+		memory_mib = cg != NULL ? 128 : 1024;
+	set.memory_limit = (uint64_t)memory_mib << 20;
 	set.chunk_size = chunk_kib << 10;
 	set.prefill = prefill;
 	set.flush_interval_us = flush_us;

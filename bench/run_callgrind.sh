@@ -44,13 +44,14 @@ ir_of() {
 	echo "# (Ir($k2 ops) - Ir($k1 ops)) / ($k2 - $k1) / threads; $(valgrind --version)"
 } >"$out.tmp"
 printf '%-18s %14s %14s %10s\n' case "Ir($k1)" "Ir($k2)" "Ir/op"
-"$bin" --list | while IFS="$(printf '\t')" read -r name threads desc; do
+"$bin" --list >"$tmp/list"
+while IFS="$(printf '\t')" read -r name threads desc; do
 	a=$(ir_of "$name" "$k1")
 	b=$(ir_of "$name" "$k2")
 	per=$(awk -v a="$a" -v b="$b" -v k1="$k1" -v k2="$k2" -v t="$threads" \
 	    'BEGIN { printf "%.2f", (b - a) / (k2 - k1) / t }')
 	printf '%-18s %14s %14s %10s\n' "$name" "$a" "$b" "$per"
 	echo "$name $per" >>"$out.tmp"
-done
+done <"$tmp/list"
 mv "$out.tmp" "$out"
 echo "wrote $out"

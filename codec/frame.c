@@ -29,8 +29,54 @@ crc_init(void)
 			    crc_table[0][crc_table[t - 1][i] & 0xff];
 }
 
+#if defined(__x86_64__)
+/* The SSE4.2 crc32 instruction computes CRC-32C: ~8 bytes per cycle
+ * against ~1 for the tables. Chosen at run time. */
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_sse42(uint32_t crc, const unsigned char *p, size_t len)
+{
+	uint64_t c = ~crc;
+
+	while (len >= 8) {
+		uint64_t v;
+
+		memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+	return ~(uint32_t)c;
+}
+#endif
+
+
 uint32_t
 rtprof_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	/* 0 unknown, 1 tables, 2 sse4.2; set once (race-benign: every thread
+	 * computes the same value). */
+	static int impl;
+	int i = __atomic_load_n(&impl, __ATOMIC_RELAXED);
+
+	if (i == 0) {
+		i = 1;
+#if defined(__x86_64__)
+		if (__builtin_cpu_supports("sse4.2"))
+			i = 2;
+#endif
+		__atomic_store_n(&impl, i, __ATOMIC_RELAXED);
+	}
+#if defined(__x86_64__)
+	if (i == 2)
+		return crc32c_sse42(crc, buf, len);
+#endif
+	return rtprof_crc32c_portable(crc, buf, len);
+}
+
+uint32_t
+rtprof_crc32c_portable(uint32_t crc, const void *buf, size_t len)
 {
 	const unsigned char *p = buf;
 

@@ -12,8 +12,12 @@
 
 #include "wire.h"
 
-/* CRC-32C (Castagnoli), reflected, init and final xor 0xFFFFFFFF. */
+/* CRC-32C (Castagnoli), reflected, init and final xor 0xFFFFFFFF; the
+ * hardware instruction where the CPU has one. Chainable: pass the previous
+ * result as @crc (0 to start). */
 uint32_t rtprof_crc32c(uint32_t crc, const void *buf, size_t len);
+/* The same with tables only (what rtprof_crc32c falls back to). */
+uint32_t rtprof_crc32c_portable(uint32_t crc, const void *buf, size_t len);
 
 struct rtprof_frame_hdr {
 	uint8_t kind;
@@ -83,9 +87,10 @@ int rtprof_scanner_init(struct rtprof_scanner *s);
 void rtprof_scanner_free(struct rtprof_scanner *s);
 
 /*
- * rtprof_scanner_space - where to put up to *@n new bytes (then call
- * rtprof_scanner_commit with how many were put).
- * Return: NULL and -ENOMEM in *@n' via errno when it cannot grow.
+ * rtprof_scanner_space - room for new bytes: at least *@n (0: a default
+ * read size); on return *@n is the room given. Then call
+ * rtprof_scanner_commit() with how many bytes were put there.
+ * Return: where to put them, or NULL with errno ENOMEM.
  */
 unsigned char *rtprof_scanner_space(struct rtprof_scanner *s, size_t *n);
 void rtprof_scanner_commit(struct rtprof_scanner *s, size_t n);

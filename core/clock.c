@@ -17,7 +17,6 @@
 
 #include "core.h"
 
-static int clock_kind;     /* 0 monotonic, 1 tsc, 2 cntvct; fixed at init */
 static double clock_rate;  /* ticks per second */
 static uint64_t cal_ticks, cal_mono;
 static pthread_once_t rate_once = PTHREAD_ONCE_INIT;
@@ -31,20 +30,11 @@ mono_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The same clock as rtprof_now() on every thread. */
 static uint64_t
 read_ticks(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	if (clock_kind == 1)
-		return __builtin_ia32_rdtsc();
-#elif defined(__aarch64__)
-	if (clock_kind == 2) {
-		uint64_t v;
-		__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
-		return v;
-	}
-#endif
-	return mono_ns(CLOCK_MONOTONIC);
+	return rtprof__now_fallback();
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -72,18 +62,18 @@ tsc_usable(void)
 void
 rtprof__clock_init(void)
 {
-	clock_kind = 0;
+	rtprof__clock_kind = 0;
 	clock_rate = 1e9;
 #if defined(__x86_64__) || defined(__i386__)
 	if (getenv("RTPROF_CLOCK") == NULL || strcmp(getenv("RTPROF_CLOCK"), "monotonic") != 0)
 		if (tsc_usable())
-			clock_kind = 1;
+			rtprof__clock_kind = 1;
 #elif defined(__aarch64__)
 	{
 		uint64_t f;
 		__asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
 		if (f != 0) {
-			clock_kind = 2;
+			rtprof__clock_kind = 2;
 			clock_rate = (double)f;
 		}
 	}
@@ -95,13 +85,13 @@ rtprof__clock_init(void)
 int
 rtprof__clock_is_tsc(void)
 {
-	return clock_kind != 0;
+	return rtprof__clock_kind != 0;
 }
 
 const char *
 rtprof__clock_source(void)
 {
-	return clock_kind == 1 ? "tsc" : clock_kind == 2 ? "cntvct" : "monotonic";
+	return rtprof__clock_kind == 1 ? "tsc" : rtprof__clock_kind == 2 ? "cntvct" : "monotonic";
 }
 
 /* Context: any non-RT thread. */
@@ -131,7 +121,7 @@ calibrate(void)
 {
 	uint64_t t, m, w, elapsed;
 
-	if (clock_kind != 1)
+	if (rtprof__clock_kind != 1)
 		return;
 	/* At least 20 ms between the pairs: error below 1e-5 with ~100 ns of
 	 * pair uncertainty. */

@@ -132,7 +132,13 @@ rtprof__pool_get(const rtprof_lock *lk)
 void
 rtprof__refill(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t want)
 {
-	while (ck_ring_size(&th->empty) < want) {
+	uint32_t have = ck_ring_size(&th->empty);
+	/* Bounded by what is missing at entry: the owner takes chunks while
+	 * this runs, and an unbounded top-up could hand it more chunks in one
+	 * round than its full ring holds (rt/rt_internal.h). */
+	uint32_t n = have < want ? want - have : 0;
+
+	while (n-- > 0) {
 		struct rtprof__chunk *k = rtprof__pool_get(lk);
 
 		if (k == NULL)

@@ -61,7 +61,7 @@ rtprof_thread_register(const char *name, unsigned flags)
 	rtprof__writer_kick(lk);
 	rtprof__unlock(lk);
 
-	t->slow_clock = !rtprof__clock_is_tsc();
+	t->fast_clock = rtprof__clock_is_tsc();
 	t->expect = 0;
 	t->thread = th;
 	pthread_setspecific(exit_key, th);
@@ -76,9 +76,17 @@ unregister(struct rtprof__thread *th)
 	const rtprof_lock *lk;
 	uint64_t ticks, mono, wall;
 
+	/* Claimed like a record (rtprof__open()): a signal handler that
+	 * records meanwhile drops its event (counted) instead of handing the
+	 * chunk back a second time (it would be queued on `full` twice and
+	 * freed while still queued). */
+	t->nesting++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rtprof__retire(t, th);
 	t->thread = NULL;
 	t->expect = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->nesting--;
 	rtprof__clock_pair(&ticks, &mono, &wall);
 	lk = rtprof__lock();
 	th->unregister_ticks = ticks;

@@ -443,18 +443,41 @@ flush_kept(struct rtprof__session *s)
 	}
 }
 
-/* Copy out the committed part of every current chunk of session @s. */
+static void drain(const rtprof_lock *lk, struct rtprof__thread *th);
+
+/*
+ * Copy out the committed part of every current chunk of session @s.
+ * Per thread: read `cur` first, then drain the full ring again, then copy
+ * out: every chunk the owner handed back before it took `cur` is then
+ * queued before the partial, so a thread's records stay in order, and a
+ * chunk that is still `cur` but already handed back (rtprof__retire() does
+ * not clear `cur`; drain() does) is taken whole instead of being skipped.
+ */
 static void
 snapshot_partials(const rtprof_lock *lk, struct rtprof__session *s)
 {
 	struct rtprof__thread *th;
 
 	for (th = rtprof__core_get(lk)->threads; th != NULL; th = th->next) {
-		/* acquire: pairs with the release in take_chunk() (rt/). */
-		struct rtprof__chunk *k =
-		    atomic_load_explicit(&th->cur, memory_order_acquire);
+		struct rtprof__chunk *k, *again;
 		uint64_t to;
 
+		/* acquire: pairs with the release in take_chunk() (rt/): the
+		 * owner handed back its earlier chunks before it published k.
+		 * Until `cur` holds still across a drain (at most as many
+		 * rounds as the owner has empty chunks): a k drained meanwhile
+		 * may be freed already, and a newer k must not overtake the
+		 * chunks before it. */
+		k = atomic_load_explicit(&th->cur, memory_order_acquire);
+		for (;;) {
+			drain(lk, th);
+			again = atomic_load_explicit(&th->cur, memory_order_acquire);
+			if (again == k)
+				break;
+			k = again;
+		}
+		if (s->set.mode == RTPROF_MODE_FLIGHT_RECORDER)
+			flush_kept(s);
 		if (k == NULL || RTPROF__STATE_GEN(k->state) != s->gen)
 			continue;
 		to = rtprof__chunk_snapshot(k);
@@ -470,10 +493,16 @@ drain(const rtprof_lock *lk, struct rtprof__thread *th)
 	struct rtprof__chunk *k;
 
 	while (ck_ring_dequeue_spsc(&th->full, th->full_buf, &k)) {
+		struct rtprof__chunk *cur = k;
 		struct rtprof__session *s;
 		uint64_t to;
 
 		RTPROF__HANDOVER_ACQUIRE(k);
+		/* k is no longer the owner's current chunk (if it still is:
+		 * the owner has not taken another one yet). Only the collector
+		 * clears `cur`, and before k can be reused, so no ABA. */
+		atomic_compare_exchange_strong_explicit(&th->cur, &cur, NULL,
+		    memory_order_relaxed, memory_order_relaxed);
 		k->gen = RTPROF__STATE_GEN(k->state);
 		to = rtprof__chunk_snapshot(k);
 		s = session_for(lk, k->gen);
@@ -533,8 +562,10 @@ refill_all(const rtprof_lock *lk)
 		if (th->exited)
 			continue;
 		rtprof__refill(lk, th, s->set.prefill);
-		while (s->set.mode == RTPROF_MODE_FLIGHT_RECORDER &&
-		    ck_ring_size(&th->empty) < s->set.prefill) {
+		/* Bounded like rtprof__refill(): at most prefill per round. */
+		for (uint32_t i = 0; i < s->set.prefill &&
+		    s->set.mode == RTPROF_MODE_FLIGHT_RECORDER &&
+		    ck_ring_size(&th->empty) < s->set.prefill; i++) {
 			struct rtprof__chunk *k = recycle_oldest(lk, s);
 
 			if (k == NULL)
@@ -818,43 +849,56 @@ write_event_limit(struct rtprof__session *s)
 }
 
 static void
-write_strings(struct rtprof__session *s, const unsigned char *p, size_t n)
+write_string(struct rtprof__session *s, uint64_t ref)
 {
+	const char *text = (const char *)(uintptr_t)ref;
 	struct strset *set = s->strings;
-	struct rtprof_rec_view r;
+	msgpack_sbuffer b;
+	msgpack_packer pk;
+	size_t len;
 
 	if (set == NULL) {
 		set = s->strings = calloc(1, sizeof(*set));
 		if (set == NULL)
 			return;
 	}
+	if (ref == 0 || !strset_add(set, ref))
+		return;
+	len = strnlen(text, 4096);
+	msgpack_sbuffer_init(&b);
+	msgpack_packer_init(&pk, &b, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_uint64(&pk, ref);
+	msgpack_pack_str(&pk, len);
+	msgpack_pack_str_body(&pk, text, len);
+	write_buf(s, RTPROF_FRAME_STRING, &b);
+	msgpack_sbuffer_destroy(&b);
+}
+
+/*
+ * One pass over a range's records: send a STRING frame for every static
+ * string not sent yet (before the DATA frame that uses it) and find the
+ * first and last timestamps.
+ */
+static void
+scan_records(struct rtprof__session *s, const unsigned char *p, size_t n,
+    uint64_t *first, uint64_t *last)
+{
+	struct rtprof_rec_view r;
+	int any = 0;
+
+	*first = *last = 0;
 	while (rtprof_rec_next(p, n, &r) == 1) {
-		uint64_t refs[1 + RTPROF_REC_MAX_VALS];
-		unsigned nref = 0;
-
+		if (!any)
+			*first = r.t0;
+		any = 1;
+		if (r.t0 > *last)
+			*last = r.t0;
 		if (r.name != 0)
-			refs[nref++] = r.name;
+			write_string(s, r.name);
 		for (unsigned i = 0; i < r.nvals; i++)
-			if (r.vals[i].kind == RTPROF_VAL_STRREF && r.vals[i].v.ref != 0)
-				refs[nref++] = r.vals[i].v.ref;
-		for (unsigned i = 0; i < nref; i++) {
-			const char *text = (const char *)(uintptr_t)refs[i];
-			msgpack_sbuffer b;
-			msgpack_packer pk;
-			size_t len;
-
-			if (!strset_add(set, refs[i]))
-				continue;
-			len = strnlen(text, 4096);
-			msgpack_sbuffer_init(&b);
-			msgpack_packer_init(&pk, &b, msgpack_sbuffer_write);
-			msgpack_pack_array(&pk, 2);
-			msgpack_pack_uint64(&pk, refs[i]);
-			msgpack_pack_str(&pk, len);
-			msgpack_pack_str_body(&pk, text, len);
-			write_buf(s, RTPROF_FRAME_STRING, &b);
-			msgpack_sbuffer_destroy(&b);
-		}
+			if (r.vals[i].kind == RTPROF_VAL_STRREF)
+				write_string(s, r.vals[i].v.ref);
 		p += r.size;
 		n -= r.size;
 	}
@@ -868,8 +912,7 @@ write_data(struct witem *w)
 	uint32_t from = (uint32_t)w->from, to = (uint32_t)w->to;
 	const unsigned char *p = k->data + from;
 	size_t n = to - from;
-	uint64_t first = 0, last = 0;
-	struct rtprof_rec_view r;
+	uint64_t first, last;
 	unsigned char hb[128];
 	msgpack_sbuffer b = { 0, (char *)hb, sizeof(hb) };
 	msgpack_packer pk;
@@ -880,12 +923,7 @@ write_data(struct witem *w)
 		SINK_SET(s->chunks_lost, s->chunks_lost + 1);
 		return;
 	}
-	write_strings(s, p, n);
-	/* First and last timestamps: records are in time order. */
-	if (rtprof_rec_next(p, n, &r) == 1)
-		first = last = r.t0;
-	for (size_t off = 0; rtprof_rec_next(p + off, n - off, &r) == 1; off += r.size)
-		last = r.t0 > last ? r.t0 : last;
+	scan_records(s, p, n, &first, &last);
 	/* A fixed stack buffer is enough for 10 integers; sbuffer_write
 	 * would realloc() it, so size it well above the 91-byte maximum. */
 	b.size = 0;

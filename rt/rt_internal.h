@@ -113,7 +113,10 @@ struct rtprof__thread {
 	_Atomic uint64_t late;
 	_Atomic uint64_t recycled;
 
-	/* The owner's current chunk; release-stored by the owner. */
+	/* The owner's current chunk: release-stored by the owner when it
+	 * takes a chunk; cleared (CAS) by the collector when it dequeues that
+	 * chunk from `full`, not by the owner when it hands it back, so that
+	 * a chunk is always in `cur` or in `full` until it is drained. */
 	_Atomic(struct rtprof__chunk *) cur
 	    __attribute__((aligned(RTPROF__CACHELINE)));
 	/* Sleep tri-state, see lessons.md: awake / asleep / asleep-sampled. */
@@ -153,6 +156,10 @@ struct rtprof__thread {
 
 /* The session state word (rtprof.h). Atomic for the C side. */
 #define RTPROF__STATE_GEN(s) ((uint32_t)((s) >> 2))
+
+/* The tick clock, set once at load (core/clock.c): 0 CLOCK_MONOTONIC ns,
+ * 1 TSC, 2 cntvct. Read by rtprof__now_fallback(). */
+extern int rtprof__clock_kind;
 
 /* Context: owner thread; RT-safe. Hands the current chunk back. */
 void rtprof__retire(struct rtprof__tls *t, struct rtprof__thread *th);

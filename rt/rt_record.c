@@ -22,7 +22,13 @@ RTPROF_API __thread struct rtprof__tls rtprof__tls
 	sizeof(struct rtprof__tls), 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL
 };
 
+/* The process's tick clock, chosen once by core/clock.c at load time:
+ * 0 CLOCK_MONOTONIC ns, 1 TSC, 2 cntvct. */
+int rtprof__clock_kind;
+
 /*
+ * rtprof__now_fallback - the session clock for threads that do not read
+ * the counter inline (unregistered threads, or no usable counter).
  * Context: any thread; RT-safe (CLOCK_MONOTONIC is served by the vDSO).
  */
 RTPROF_API uint64_t
@@ -30,6 +36,16 @@ rtprof__now_fallback(void)
 {
 	struct timespec ts;
 
+#if defined(__x86_64__) || defined(__i386__)
+	if (rtprof__clock_kind == 1)
+		return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	if (rtprof__clock_kind == 2) {
+		uint64_t v;
+		__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
+		return v;
+	}
+#endif
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
@@ -52,16 +68,23 @@ rtprof__retire(struct rtprof__tls *t, struct rtprof__thread *th)
 		return;
 	c = (struct rtprof__chunk *)((char *)t->commit -
 	    offsetof(struct rtprof__chunk, commit));
-	/* release: the collector that snapshots `cur` may still read c, which
-	 * is fine (c is only reused after it comes back through `full`). */
-	atomic_store_explicit(&th->cur, NULL, memory_order_release);
+	/* `cur` keeps pointing at c until the collector dequeues c and
+	 * clears it (drain() in core/writer.c): a snapshot between here and
+	 * the dequeue still finds c's records. Clearing it here first would
+	 * hide c from a closing snapshot while c is in neither place, and
+	 * its records, committed before the stop, would count as late. */
 	RTPROF__HANDOVER_RELEASE(c);
 	/* The ring's store fence publishes every record and the commit word
 	 * before the collector can dequeue c; pairs with the load fence in
-	 * ck_ring_dequeue_spsc() in core/pool.c. The full ring is larger than
-	 * the most chunks the owner can hold, so this cannot fail. */
-	if (!ck_ring_enqueue_spsc(&th->full, th->full_buf, c))
-		__builtin_trap();
+	 * ck_ring_dequeue_spsc() in core/writer.c. The full ring holds more
+	 * than the owner can be given between two drains (rtprof__refill is
+	 * bounded), so this does not fail; if it ever did, the chunk's records
+	 * are counted as dropped and the chunk is abandoned, never a crash. */
+	if (!ck_ring_enqueue_spsc(&th->full, th->full_buf, c)) {
+		atomic_store_explicit(&th->cur, NULL, memory_order_release);
+		atomic_fetch_add_explicit(&th->dropped_full, t->nrec,
+		    memory_order_relaxed);
+	}
 	t->commit = NULL;
 	t->pos = t->end = t->base = NULL;
 	t->expect = 0;
@@ -90,13 +113,15 @@ take_chunk(struct rtprof__tls *t, struct rtprof__thread *th, uint64_t s)
 	c->state = s;
 	c->seq = th->o_seq++;
 	c->drops_full = th->o_drops_full;
-	c->drops_nested = th->o_drops_nested;
+	/* One instruction: a nested drop that a signal handler counts while
+	 * this runs lands in c or stays for the next chunk, never lost. */
+	c->drops_nested = __atomic_exchange_n(&th->o_drops_nested, 0,
+	    __ATOMIC_RELAXED);
 	c->owner = th;
 	/* The commit word is shared with the inline fast path, which is C++
 	 * too, so it is a plain integer accessed with __atomic builtins. */
 	__atomic_store_n(&c->commit.word, 0, __ATOMIC_RELAXED);
 	th->o_drops_full = 0;
-	th->o_drops_nested = 0;
 	stat_inc(&th->chunks);
 	t->commit = &c->commit;
 	t->base = t->pos = c->data;
@@ -111,24 +136,29 @@ take_chunk(struct rtprof__tls *t, struct rtprof__thread *th, uint64_t s)
 
 /*
  * rtprof__open_slow - the rare cases of rtprof__open(): another session,
- * paused, chunk full, re-entrant call, unregistered thread.
+ * paused, chunk full, re-entrant call, unregistered thread. Entered with the
+ * buffer claimed (nesting = @nest + 1), so a signal handler cannot enter
+ * the ring operations below; releases the claim when it returns NULL.
  * Context: owner thread; RT-safe (at most one ring enqueue and one dequeue).
  */
 RTPROF_API unsigned char *
-rtprof__open_slow(size_t max)
+rtprof__open_slow(size_t max, uint32_t nest)
 {
 	struct rtprof__tls *t = &rtprof__tls;
 	struct rtprof__thread *th = t->thread;
 	uint64_t s;
 
-	if (th == NULL)
-		return NULL;
-	if (t->nesting != 0) {
-		stat_inc(&th->dropped_nested);
-		if (th->o_gen == RTPROF__STATE_GEN(t->expect))
-			th->o_drops_nested++;
-		return NULL;
+	if (nest != 0) {
+		/* Re-entrant: a signal handler interrupted a recording call. */
+		if (th != NULL) {
+			stat_inc(&th->dropped_nested);
+			if (th->o_gen == RTPROF__STATE_GEN(t->expect))
+				th->o_drops_nested++;
+		}
+		goto out;
 	}
+	if (th == NULL)
+		goto out;
 	/* acquire: as in rtprof__open(). */
 	s = __atomic_load_n(&rtprof__state, __ATOMIC_ACQUIRE);
 	if (t->commit != NULL &&
@@ -137,7 +167,7 @@ rtprof__open_slow(size_t max)
 		rtprof__retire(t, th);
 	if (!(s & RTPROF__RUNNING) || (s & RTPROF__PAUSED)) {
 		stat_inc(&th->outside);
-		return NULL;
+		goto out;
 	}
 	if (t->commit == NULL && take_chunk(t, th, s) != 0) {
 		stat_inc(&th->dropped_full);
@@ -148,49 +178,69 @@ rtprof__open_slow(size_t max)
 			th->o_drops_full = 0;
 		}
 		th->o_drops_full++;
-		return NULL;
+		goto out;
 	}
 	/* t->expect may hold the state without PAUSED while s is the same
 	 * generation resumed: both are equal now. */
 	t->expect = s;
-	t->nesting = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	return t->pos;
+out:
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->nesting = nest;
+	return NULL;
 }
 
-/* Context: owner thread; RT-safe. */
+/*
+ * Label push and pop write the stack under the thread's ck_sequence. A
+ * signal handler that interrupts a recording call or another label update
+ * must not start a second write section inside the first (the sequence
+ * would read even mid-write), so then it only keeps the depth count and
+ * publishes nothing; its push and pop are balanced before it returns.
+ */
+
+/* Context: owner thread; RT-safe, async-signal-safe. */
 RTPROF_API void
 rtprof__label_push(const char *label)
 {
-	struct rtprof__thread *th = rtprof__tls.thread;
-	uint32_t d;
+	struct rtprof__tls *t = &rtprof__tls;
+	struct rtprof__thread *th = t->thread;
+	uint32_t nest = t->nesting, d;
 
 	if (th == NULL)
 		return;
+	t->nesting = nest + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	d = th->o_label_depth++;
-	if (d >= RTPROF_MAX_LABELS)
-		return;
-	ck_sequence_write_begin(&th->label_seq);
-	atomic_store_explicit(&th->labels[d], label, memory_order_relaxed);
-	atomic_store_explicit(&th->label_depth, d + 1, memory_order_relaxed);
-	ck_sequence_write_end(&th->label_seq);
+	if (nest == 0 && d < RTPROF_MAX_LABELS) {
+		ck_sequence_write_begin(&th->label_seq);
+		atomic_store_explicit(&th->labels[d], label, memory_order_relaxed);
+		atomic_store_explicit(&th->label_depth, d + 1, memory_order_relaxed);
+		ck_sequence_write_end(&th->label_seq);
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->nesting = nest;
 }
 
-/* Context: owner thread; RT-safe. */
+/* Context: owner thread; RT-safe, async-signal-safe. */
 RTPROF_API void
 rtprof__label_pop(void)
 {
-	struct rtprof__thread *th = rtprof__tls.thread;
-	uint32_t d;
+	struct rtprof__tls *t = &rtprof__tls;
+	struct rtprof__thread *th = t->thread;
+	uint32_t nest = t->nesting, d;
 
 	if (th == NULL || th->o_label_depth == 0)
 		return;
+	t->nesting = nest + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	d = --th->o_label_depth;
-	if (d >= RTPROF_MAX_LABELS)
-		return;
-	ck_sequence_write_begin(&th->label_seq);
-	atomic_store_explicit(&th->label_depth, d, memory_order_relaxed);
-	ck_sequence_write_end(&th->label_seq);
+	if (nest == 0 && d < RTPROF_MAX_LABELS) {
+		ck_sequence_write_begin(&th->label_seq);
+		atomic_store_explicit(&th->label_depth, d, memory_order_relaxed);
+		ck_sequence_write_end(&th->label_seq);
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->nesting = nest;
 }
 
 static void

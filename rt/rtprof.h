@@ -229,7 +229,8 @@ struct rtprof__tls {
 	unsigned char *base;     /* start of the current chunk's data area */
 	struct rtprof__chunk_commit *commit;
 	uint32_t nrec;           /* records in the current chunk */
-	uint32_t slow_clock;     /* 1: no usable TSC/cntvct, use the vDSO clock */
+	uint32_t fast_clock;     /* 1: read the TSC/cntvct inline (registered
+				  * thread, usable counter); 0: ask the library */
 	void *thread;            /* the registered thread, or NULL */
 };
 
@@ -238,7 +239,7 @@ extern RTPROF_API __thread struct rtprof__tls rtprof__tls
 extern RTPROF_API uint64_t rtprof__state;
 
 RTPROF_API uint64_t rtprof__now_fallback(void);
-RTPROF_API unsigned char *rtprof__open_slow(size_t max);
+RTPROF_API unsigned char *rtprof__open_slow(size_t max, uint32_t nest);
 RTPROF_API void rtprof__label_push(const char *label);
 RTPROF_API void rtprof__label_pop(void);
 
@@ -255,10 +256,10 @@ RTPROF_INLINE uint64_t
 rtprof_now(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	if (RTPROF_LIKELY(!rtprof__tls.slow_clock))
+	if (RTPROF_LIKELY(rtprof__tls.fast_clock))
 		return __builtin_ia32_rdtsc();
 #elif defined(__aarch64__)
-	if (RTPROF_LIKELY(!rtprof__tls.slow_clock)) {
+	if (RTPROF_LIKELY(rtprof__tls.fast_clock)) {
 		uint64_t v;
 		__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
 		return v;
@@ -301,7 +302,10 @@ rtprof__put_ptr(unsigned char *p, const void *s)
 
 /*
  * rtprof__open - reserve @max bytes in the owner's current chunk.
- * Context: owner thread; RT-safe.
+ * The thread first claims its buffer (nesting), then checks: a signal
+ * handler that records in between sees the claim and drops its event
+ * (counted), so it can never consume the space checked here.
+ * Context: owner thread; RT-safe, async-signal-safe.
  * Return: where to write, or NULL when the event is not recorded (no session,
  * paused, no free chunk, re-entrant call, unregistered thread): the slow path
  * has counted why.
@@ -310,15 +314,17 @@ RTPROF_INLINE unsigned char *
 rtprof__open(size_t max)
 {
 	struct rtprof__tls *t = &rtprof__tls;
+	uint32_t nest = t->nesting;
+	uint64_t s;
+
+	t->nesting = nest + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* acquire: pairs with the release store of a new state in
 	 * rtprof_session_start(), so the session's setup is visible. */
-	uint64_t s = __atomic_load_n(&rtprof__state, __ATOMIC_ACQUIRE);
-
-	if (RTPROF_UNLIKELY(s != t->expect || t->nesting != 0 ||
+	s = __atomic_load_n(&rtprof__state, __ATOMIC_ACQUIRE);
+	if (RTPROF_UNLIKELY(nest != 0 || s != t->expect ||
 	    (size_t)(t->end - t->pos) < max))
-		return rtprof__open_slow(max);
-	t->nesting = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		return rtprof__open_slow(max, nest);
 	return t->pos;
 }
 
@@ -338,6 +344,10 @@ rtprof__close(unsigned char *p)
 	__atomic_store_n(&t->commit->word,
 	    ((uint64_t)n << 32) | (uint64_t)(uint32_t)(p - t->base),
 	    __ATOMIC_RELEASE);
+	/* Start the page walk and line fill of the next 4 KiB page ~100
+	 * records early: without it the record that crosses a page pays a TLB
+	 * miss (the p99.99 tail, BENCHMARKS.md). A prefetch never faults. */
+	__builtin_prefetch(p + 4096, 1, 3);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->nesting = 0;
 }

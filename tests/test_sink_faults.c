@@ -32,7 +32,9 @@
  *                than write_timeout_ms to go out: no timeout, exact dump;
  *   max_bytes    a 64 KiB cap while several MB are recorded: the file stays
  *                under it, decodes cleanly, has the limit_reached EVENT and
- *                a trailer saying so; status shows limit_reached.
+ *                a trailer saying so; status shows limit_reached;
+ *   max_bytes_strings  the cap is hit by STRING frames (long marker names):
+ *                still the EVENT and the trailer, every name resolved.
  *
  * Usage: test_sink_faults [case...]   (default: every case)
  */
@@ -59,6 +61,23 @@
 #include "rtprof.h"
 
 #define CASE_TIMEOUT_S 120
+
+#if defined(__SANITIZE_THREAD__)
+#define RTPROF_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RTPROF_TEST_TSAN 1
+#endif
+#endif
+#ifdef RTPROF_TEST_TSAN
+/* tests/tsan.supp (ck's rings), which ctest passes to test_stress only. */
+const char *__tsan_default_suppressions(void);
+const char *
+__tsan_default_suppressions(void)
+{
+	return "race:ck_ring_*\nrace:_ck_ring_*\n";
+}
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                              */
@@ -374,6 +393,7 @@ struct slow_reader {
 	char *buf;
 	size_t len, cap;
 	uint64_t reads, eintr;
+	double last_read, max_gap;  /* longest time between two reads, s */
 };
 
 static void *
@@ -393,6 +413,13 @@ slow_reader_main(void *arg)
 		if (n == 0)
 			break;
 		r->reads++;
+		{
+			double t = now_s();
+
+			if (r->last_read > 0 && t - r->last_read > r->max_gap)
+				r->max_gap = t - r->last_read;
+			r->last_read = t;
+		}
 		if (r->len + (size_t)n > r->cap) {
 			r->cap = r->cap ? r->cap * 2 : 1 << 20;
 			r->buf = realloc(r->buf, r->cap);
@@ -590,8 +617,15 @@ case_ebadf(void)
 	struct rtprof_settings s;
 	_Atomic int stop = 0;
 	struct recorder r = { .stop = &stop };
-	int fd = mkstemp(path);
+	int fd;
 
+#ifdef RTPROF_TEST_TSAN
+	/* TSan's own fd bookkeeping fails an internal CHECK when an fd is
+	 * closed under a thread that polls it. */
+	printf("  SKIPPED under ThreadSanitizer\n");
+	return;
+#endif
+	fd = mkstemp(path);
 	RTPROF_CHECK(fd >= 0);
 	unlink(path);
 	declare_types();
@@ -870,45 +904,63 @@ case_timeout_big(void)
 	timeout_case(0);
 }
 
-/* A sink that is slow but never stuck (a serial line): a frame takes
- * longer than write_timeout_ms to go out, with progress all the time. */
-static void
-case_slow_progress(void)
+/*
+ * A sink that is slow but never stuck (a serial line): a DATA frame takes
+ * about four times write_timeout_ms to go out, with progress every ~8 ms.
+ * Return: what rtprof_session_stop() returned; the dump is checked when 0.
+ */
+static int
+slow_progress_once(void)
 {
 	struct rtprof_settings s;
-	struct recorder r = { .n = 6000, .finish_on_chunk = 1,
-		.pace_every = 20, .pace_us = 1000 };
-	struct slow_reader rd = { .piece = 100, .pause_us = 1000 };
+	struct recorder r = { .n = 15000, .finish_on_chunk = 1,
+		.pace_every = 200, .pace_us = 1000 };
+	struct slow_reader rd = { .piece = 4096, .pause_us = 8000 };
 	struct dm m;
 	int p[2], rc;
 
-	declare_types();
 	RTPROF_CHECK_EQ(pipe(p), 0);
-	RTPROF_CHECK(fcntl(p[1], F_SETPIPE_SZ, 4096) >= 4096);
 	rd.fd = p[0];
 	slow_reader_start(&rd);
 	s = settings_for(p[1]);
-	s.chunk_size = 64 << 10;       /* ~0.7 s per frame at ~100 KB/s */
-	s.memory_limit = 1 << 20;
-	s.write_timeout_ms = 200;
+	s.chunk_size = 1 << 20;        /* ~2 s per DATA frame at ~500 KB/s */
+	s.memory_limit = 4 << 20;
+	s.write_timeout_ms = 500;
 	RTPROF_CHECK_EQ(rtprof_session_start(&s), 0);
 	recorder_start(&r);
 	recorder_join(&r);
 	rc = rtprof_session_stop();
-	if (rc != 0)
-		fprintf(stderr, "  FAIL: stop: %d (%s): the sink progressed all "
-		    "the time; write_timeout_ms should count from the last "
-		    "progress, not from the start of a frame\n", rc,
-		    rtprof_strerror(rc));
-	RTPROF_CHECK_EQ(rc, 0);
 	close(p[1]);
 	RTPROF_CHECK_EQ(pthread_join(rd.thread, NULL), 0);
-	printf("  reader: %zu bytes in %" PRIu64 " reads\n", rd.len, rd.reads);
-	RTPROF_CHECK_EQ(load_bytes(&m, rd.buf, rd.len), 0);
-	check_exact_dump(&m, &r);
-	dm_free(&m);
+	printf("  stop: %d; reader: %zu bytes in %" PRIu64 " reads, longest "
+	    "pause %.0f ms\n", rc, rd.len, rd.reads, rd.max_gap * 1e3);
+	if (rc == 0) {
+		RTPROF_CHECK_EQ(load_bytes(&m, rd.buf, rd.len), 0);
+		check_exact_dump(&m, &r);
+		dm_free(&m);
+	}
 	free(rd.buf);
 	close(p[0]);
+	return rc;
+}
+
+static void
+case_slow_progress(void)
+{
+	int rc = 0;
+
+	declare_types();
+	/* A loaded machine can stall the reader thread for a while: only
+	 * three timeouts in a row are a failure. */
+	for (int attempt = 0; attempt < 3; attempt++) {
+		rc = slow_progress_once();
+		if (rc == 0)
+			return;
+	}
+	fprintf(stderr, "  FAIL: stop: %d (%s) three times: the sink progressed "
+	    "all the time; write_timeout_ms should count from the last "
+	    "progress, not from the start of a frame\n", rc, rtprof_strerror(rc));
+	RTPROF_CHECK_EQ(rc, 0);
 }
 
 static void
@@ -926,6 +978,7 @@ case_max_bytes(void)
 	int fd = mkstemp(path), limit_event = 0;
 
 	RTPROF_CHECK(fd >= 0);
+	unlink(path); /* read back through fd */
 	declare_types();
 	s = settings_for(fd);
 	s.chunk_size = 4096;
@@ -956,7 +1009,8 @@ case_max_bytes(void)
 	printf("  file: %lld bytes, max_bytes %" PRIu64 "\n", (long long)sb.st_size,
 	    s.max_bytes);
 	RTPROF_CHECK_LE(sb.st_size, (off_t)s.max_bytes);
-	RTPROF_CHECK_EQ(dm_load_path(&m, path), 0);
+	RTPROF_CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
+	RTPROF_CHECK_EQ(dm_load_fd(&m, fd), 0);
 	check_no_damage(&m);
 	RTPROF_CHECK_EQ(m.nsessions, 1);
 	ds = &m.sessions[0];
@@ -981,7 +1035,73 @@ case_max_bytes(void)
 	 * lost in transit". Nothing was lost in transit here. */
 	RTPROF_CHECK_EQ(tt->recorded, th->nrecs);
 	dm_free(&m);
-	unlink(path);
+	close(fd);
+}
+
+/* Static strings that live forever, long and of many lengths. */
+static char long_names[512][1024];
+
+/* The cap is reached by STRING frames (a chunk's marker names), not by a
+ * DATA frame: still an EVENT, a trailer, and no name left unresolved. */
+static void
+case_max_bytes_strings(void)
+{
+	char path[] = "/tmp/rtprof-maxstr-XXXXXX";
+	struct rtprof_settings s;
+	const struct dm_session *ds;
+	const struct dm_thread *th;
+	struct stat sb;
+	struct dm m;
+	int fd = mkstemp(path), limit_event = 0, tid;
+
+	RTPROF_CHECK(fd >= 0);
+	unlink(path); /* read back through fd */
+	for (int i = 0; i < 512; i++) {
+		size_t len = 300 + (size_t)(i * 37) % 700;
+
+		memset(long_names[i], 'a' + i % 26, len);
+		memcpy(long_names[i], "name-", 5);
+		long_names[i][len] = 0;
+	}
+	s = settings_for(fd);
+	s.chunk_size = 4096;
+	s.prefill = 16;
+	s.max_bytes = 64 << 10;
+	RTPROF_CHECK_EQ(rtprof_thread_register("strings", 0), 0);
+	tid = (int)syscall(SYS_gettid);
+	RTPROF_CHECK_EQ(rtprof_session_start(&s), 0);
+	for (int r = 0; r < 20; r++) {
+		for (int i = 0; i < 512; i++)
+			rtprof_mark(long_names[i], RTPROF_CAT_OTHER);
+		sleep_ms(10);
+	}
+	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
+	check_status_after_stop(0, 1);
+	RTPROF_CHECK_EQ(fstat(fd, &sb), 0);
+	printf("  file: %lld bytes, max_bytes %" PRIu64 "\n", (long long)sb.st_size,
+	    s.max_bytes);
+	RTPROF_CHECK_LE(sb.st_size, (off_t)s.max_bytes);
+	RTPROF_CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
+	RTPROF_CHECK_EQ(dm_load_fd(&m, fd), 0);
+	check_no_damage(&m);
+	RTPROF_CHECK_EQ(m.nsessions, 1);
+	ds = &m.sessions[0];
+	for (size_t i = 0; i < ds->nevents; i++)
+		limit_event |= strcmp(ds->events[i], "limit_reached") == 0;
+	printf("  %zu strings, limit EVENT %s, trailer %s\n", ds->nstrings,
+	    limit_event ? "yes" : "NO", ds->has_trailer ? "yes" : "NO");
+	RTPROF_CHECK(limit_event);
+	RTPROF_CHECK(ds->has_trailer);
+	RTPROF_CHECK(ds->trailer.limit_reached);
+	th = find_thread(ds, tid);
+	if (th != NULL) {
+		for (size_t i = 0; i < th->nrecs; i++) {
+			RTPROF_CHECK(th->recs[i].name != NULL);
+			RTPROF_CHECK(strncmp(th->recs[i].name, "name-", 5) == 0);
+		}
+		RTPROF_CHECK_EQ(trailer_thread(ds, tid)->recorded, th->nrecs);
+	}
+	dm_free(&m);
 	close(fd);
 }
 
@@ -1002,6 +1122,7 @@ static const struct {
 	{ "timeout_big", case_timeout_big },
 	{ "slow_progress", case_slow_progress },
 	{ "max_bytes", case_max_bytes },
+	{ "max_bytes_strings", case_max_bytes_strings },
 };
 
 static int

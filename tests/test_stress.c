@@ -9,17 +9,25 @@
  *   signals  1: a signaller thread interrupts recording threads with SIGUSR1
  *            whose handler records too (re-entrant calls); 0: off (default 1)
  *
+ * Environment: STRESS_SEED=n fixes the random choices (not the scheduling);
+ * STRESS_SAVE=path keeps a copy of the stream.
+ *
  * Threads:
  *   - N long-lived workers "wN" and a churner that keeps up to CHURN_MAX
- *     short-lived workers "sN" alive (each records a quota, some unregister
- *     and register again, some declare their own marker type). Every worker
- *     records typed markers (one type, two U64 fields: its logical id and a
- *     per-registration sequence number), marks, begin/end, counter adds and
- *     sleep/wake, in bursts separated by spins, sleeps and yields, and
- *     counts its own attempts per kind.
- *   - control: start (random settings: stream/flight, 4 KiB chunks, tiny
- *     memory limits that force drops, a limit no chunk fits in), pause/
- *     resume, dump, stop; all sessions append to ONE memfd (O_APPEND).
+ *     short-lived workers "sN" alive (each records a quota; some unregister
+ *     and register again on the same thread; now and then the churner
+ *     declares a new marker type while sessions run and a child records
+ *     with it). Every worker records typed markers (types with two U64
+ *     fields: its logical id and a per-registration sequence number; a
+ *     "stressfat" type adds a copied string so that chunks fill after a few
+ *     records), marks, begin/end, counter adds and sleep/wake, in bursts
+ *     separated by spins, sleeps and yields, and counts its own attempts
+ *     per kind.
+ *   - control: start (random settings: stream/flight, 4 or 8 KiB chunks,
+ *     memory limits below threads * prefill that force drops, a limit below
+ *     one chunk, 64 KiB chunks), pause/resume, dump, stop, and the error
+ *     returns of each in the wrong state; all sessions append to ONE memfd
+ *     (O_APPEND).
  *   - observer: rtprof_session_dump() and rtprof_session_status_get() at
  *     random moments, racing the control thread.
  *   - signaller (signals=1): SIGUSR1 to long-lived workers; the churner
@@ -81,8 +89,9 @@
  *   - No loss: a typed marker committed by a call that lies entirely inside
  *     [t_started(S), stop_ticks(S)] (t_started: clock read after start
  *     returned) passed its state check while S was running and committed
- *     before stop was published, so it must be in S (unless S is a flight
- *     recorder that recycled records of that thread).
+ *     before stop was published, so it must be in S ("every event recorded
+ *     before the stop is written"), unless S is a flight recorder that
+ *     recycled records of that thread.
  * Other checks: no damage in the stream, one session per start with
  * consecutive generations, DATA frames only inside their own session with
  * the session's generation, the trailer's per-thread `recorded` equals the
@@ -215,7 +224,6 @@ static atomic_uint_fast64_t stop_begun, stop_done;
 struct sess_info {
 	uint64_t t_started;     /* clock read after rtprof_session_start returned */
 	int mode;
-	int starved;            /* memory_limit below one chunk */
 };
 static struct sess_info *sess;
 static uint64_t nsess;
@@ -224,6 +232,7 @@ static uint64_t n_pauses, n_dumps, n_obs_dumps, n_ebusy;
 static uint64_t start_ns, stop_ns, run_ns;
 
 static const rtprof_marker_type *types[MAX_TYPES];
+static const rtprof_marker_type *fat_type;
 static atomic_int ntypes;
 static rtprof_counter *ctr;
 
@@ -262,9 +271,19 @@ reg_grow(struct reg *r)
 	r->cap = ncap;
 }
 
-/* Returns 1 when the typed marker was committed. */
+static const char pad[RTPROF_MAX_STRING] =
+    "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz"
+    "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz"
+    "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz";
+
+/*
+ * A typed marker; @fat: of the "stressfat" type, whose third field is a
+ * copied string of up to 200 bytes, so that chunks fill (and are handed
+ * back and replaced) after a few records. Both types share the sequence.
+ * Returns 1 when the marker was committed.
+ */
 static int
-rec_typed(struct reg *r)
+rec_typed(struct reg *r, int fat)
 {
 	uint64_t seq = r->n_typed++, pre;
 	rtprof_rec rec;
@@ -273,9 +292,12 @@ rec_typed(struct reg *r)
 	if (seq >= r->cap)
 		reg_grow(r);
 	pre = rtprof_now();
-	if (rtprof_marker_open(&rec, r->type, RTPROF_PHASE_INSTANT, pre, 0)) {
+	if (rtprof_marker_open(&rec, fat ? fat_type : r->type,
+	    RTPROF_PHASE_INSTANT, pre, 0)) {
 		rtprof_put_u64(&rec, r->id);
 		rtprof_put_u64(&rec, seq);
+		if (fat)
+			rtprof_put_str(&rec, pad, 8 + seq % 193);
 		rtprof_marker_close(&rec);
 		ok = 1;
 	}
@@ -293,8 +315,10 @@ rec_one(struct reg *r, struct rng *g)
 {
 	unsigned k = rng_next(g) % 100;
 
-	if (k < 40) {
-		rec_typed(r);
+	if (k < 30) {
+		rec_typed(r, 0);
+	} else if (k < 40) {
+		rec_typed(r, 1);
 	} else if (k < 55) {
 		r->n_mark++;
 		rtprof_mark("mark", RTPROF_CAT_USER);
@@ -302,7 +326,7 @@ rec_one(struct reg *r, struct rng *g)
 		r->n_begin++;
 		rtprof_begin("span", RTPROF_CAT_COMPUTE);
 		if (k & 1)
-			rec_typed(r);
+			rec_typed(r, 0);
 		r->n_end++;
 		rtprof_end("span", RTPROF_CAT_COMPUTE);
 	} else if (k < 85) {
@@ -335,10 +359,10 @@ work(struct reg *r, struct rng *g, uint64_t quota)
 
 	while (!atomic_load_explicit(&time_up, memory_order_relaxed) &&
 	    (quota == 0 || done < quota)) {
-		unsigned burst = 1 + rng_next(g) % 24, p;
+		unsigned burst = 1 + rng_next(g) % 16, p;
 
-		if (rng_next(g) % 128 == 0)
-			burst = 800; /* takes several chunks at once */
+		if (rng_next(g) % 64 == 0)
+			burst = 1500; /* fills several chunks in a row */
 		for (unsigned i = 0; i < burst; i++)
 			rec_one(r, g);
 		done += burst;
@@ -348,9 +372,9 @@ work(struct reg *r, struct rng *g, uint64_t quota)
 		 * any point, also inside the library. */
 		p = rng_next(g) % 10;
 		if (p < 5)
-			spin_us(rng_next(g) % 4000);
+			spin_us(rng_next(g) % 6000);
 		else if (p < 9)
-			sleep_us(rng_next(g) % 4000);
+			sleep_us(rng_next(g) % 6000);
 		else
 			sched_yield();
 	}
@@ -419,7 +443,7 @@ quiesce(struct reg *r)
 	}
 	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&s0), 0);
 	c0 = r->typed_committed;
-	RTPROF_CHECK_EQ(rec_typed(r), 0);
+	RTPROF_CHECK_EQ(rec_typed(r, 0), 0);
 	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&s1), 0);
 	pthread_mutex_unlock(&ctl_mu);
 	RTPROF_CHECK_EQ(s1.outside, s0.outside + 1);
@@ -498,7 +522,10 @@ declare_type(int i)
 	const rtprof_marker_type *t;
 
 	memset(&sc, 0, sizeof(sc));
-	snprintf(name, sizeof(name), "stress%d", i);
+	if (i < 0)
+		snprintf(name, sizeof(name), "stressfat");
+	else
+		snprintf(name, sizeof(name), "stress%d", i);
 	sc.name = name;
 	sc.category = RTPROF_CAT_USER;
 	sc.tooltip_label = "{marker.data.id}/{marker.data.seq}";
@@ -509,9 +536,15 @@ declare_type(int i)
 	sc.fields[1].key = "seq";
 	sc.fields[1].format = "integer";
 	sc.fields[1].kind = RTPROF_FIELD_U64;
+	if (i < 0) {
+		sc.nfields = 3;
+		sc.fields[2].key = "pad";
+		sc.fields[2].format = "string";
+		sc.fields[2].kind = RTPROF_FIELD_STR;
+	}
 	t = rtprof_marker_type_declare(&sc);
 	RTPROF_CHECK(t != NULL);
-	RTPROF_CHECK_EQ(t->nfields, 2);
+	RTPROF_CHECK_EQ(t->nfields, sc.nfields);
 	return t;
 }
 
@@ -575,13 +608,12 @@ churner_main(void *arg)
 static int sink_fd = -1;
 
 static void
-pick_settings(struct rng *g, struct rtprof_settings *s, int *starved)
+pick_settings(struct rng *g, struct rtprof_settings *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->struct_size = sizeof(*s);
 	s->fd = sink_fd;
 	s->flush_interval_us = 500 + rng_next(g) % 20000;
-	*starved = 0;
 	switch (rng_next(g) % 8) {
 	case 0:
 	case 1: /* stream, roomy */
@@ -616,7 +648,6 @@ pick_settings(struct rng *g, struct rtprof_settings *s, int *starved)
 		s->mode = RTPROF_MODE_STREAM;
 		s->chunk_size = 4096;
 		s->memory_limit = 4096;
-		*starved = 1;
 		break;
 	}
 }
@@ -631,13 +662,13 @@ control_main(void *arg)
 	for (;;) {
 		struct rtprof_settings set;
 		struct timespec t0, t1, t_run;
-		int fin = atomic_load(&time_up), starved, rc;
+		int fin = atomic_load(&time_up), rc;
 		unsigned steps;
 
 		if (fin && atomic_load_explicit(&workers_alive, memory_order_acquire) == 0 &&
 		    atomic_load(&churner_done))
 			break;
-		pick_settings(&g, &set, &starved);
+		pick_settings(&g, &set);
 		pthread_mutex_lock(&ctl_mu);
 		RTPROF_CHECK(nsess < MAX_SESSIONS);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -647,7 +678,6 @@ control_main(void *arg)
 		t_run = t1;
 		sess[nsess].t_started = rtprof_now();
 		sess[nsess].mode = set.mode;
-		sess[nsess].starved = starved;
 		nsess++;
 		ctl_started++;
 		ctl_running = 1;
@@ -710,7 +740,7 @@ observer_main(void *arg)
 		struct rtprof_session_status st;
 		int rc;
 
-		sleep_us(rng_next(&g) % 5000);
+		sleep_us(rng_next(&g) % 1000);
 		rc = rtprof_session_dump();
 		RTPROF_CHECK(rc == 0 || rc == -ENOENT);
 		if (rc == 0)
@@ -847,6 +877,7 @@ struct group {
 	uint64_t last_ts;
 	unsigned last_kind;
 	size_t last_sess;
+	uint64_t last_chunk;
 	int nregs;
 	struct reg *regs[8];
 };
@@ -886,13 +917,24 @@ is_sig(const struct dm_rec *x)
 	return x->name != NULL && strcmp(x->name, "sig") == 0;
 }
 
+/* The session has a COUNTER frame for our counter, with id @id. */
 static int
-schema_ok(const struct dm_session *s, unsigned id)
+counter_ok(const struct dm_session *s, unsigned id)
+{
+	for (size_t i = 0; i < s->ncounters; i++)
+		if (s->counters[i].id == id)
+			return strcmp(s->counters[i].name, "stress.count") == 0;
+	return 0;
+}
+
+/* The session has a SCHEMA frame for type @id with @nfields fields. */
+static int
+schema_ok(const struct dm_session *s, unsigned id, unsigned nfields)
 {
 	for (size_t i = 0; i < s->nschemas; i++)
 		if (s->schemas[i].id == id)
 			return strncmp(s->schemas[i].name, "stress", 6) == 0 &&
-			    s->schemas[i].nfields == 2;
+			    s->schemas[i].nfields == nfields;
 	return 0;
 }
 
@@ -906,7 +948,7 @@ check_dump(int fd)
 	uint64_t slack, tot_attempts = 0, tot_decoded = 0, tot_full = 0,
 	    tot_nested = 0, tot_outside = 0, tot_late = 0, tot_recycled = 0,
 	    early = 0, over_stop = 0, max_over_stop = 0, tids_reused = 0,
-	    typed_lost_checked = 0, late_typed_max = 0;
+	    typed_lost_checked = 0;
 	double tps;
 
 	/* STRESS_SAVE=path keeps a copy of the stream for inspection. */
@@ -1069,20 +1111,22 @@ check_dump(int fd)
 					if (ts + slack < gr->last_ts)
 						fprintf(stderr, "tid %lld (%s): record %zu (kind %u, "
 						    "session %zu, chunk %llu) at %llu is before the "
-						    "previous one (kind %u, session %zu) at %llu\n",
+						    "previous one (kind %u, session %zu, chunk %llu) "
+						    "at %llu\n",
 						    (long long)dt->tid, dt->name, ri, x->v.kind, si,
 						    (unsigned long long)x->chunk_seq,
 						    (unsigned long long)ts, gr->last_kind,
-						    gr->last_sess, (unsigned long long)gr->last_ts);
+						    gr->last_sess, (unsigned long long)gr->last_chunk,
+						    (unsigned long long)gr->last_ts);
 					RTPROF_CHECK_GE(ts + slack, gr->last_ts);
 					gr->last_ts = ts;
 					gr->last_kind = x->v.kind;
 					gr->last_sess = si;
+					gr->last_chunk = x->chunk_seq;
 				}
 				switch (x->v.kind) {
 				case RTPROF_REC_COUNTER:
-					RTPROF_CHECK(s->ncounters >= 1);
-					RTPROF_CHECK_EQ(x->v.id, s->counters[0].id);
+					RTPROF_CHECK(counter_ok(s, x->v.id));
 					RTPROF_CHECK_GT(x->v.value, 0);
 					/* fall through */
 				case RTPROF_REC_SLEEP:
@@ -1100,17 +1144,25 @@ check_dump(int fd)
 					uint64_t id, seq;
 					struct reg *r;
 
-					RTPROF_CHECK_EQ(x->v.nvals, 2);
+					RTPROF_CHECK(schema_ok(s, x->v.id, x->v.nvals));
 					RTPROF_CHECK_EQ(x->v.vals[0].kind, RTPROF_VAL_U64);
 					RTPROF_CHECK_EQ(x->v.vals[1].kind, RTPROF_VAL_U64);
-					RTPROF_CHECK(schema_ok(s, x->v.id));
 					id = x->v.vals[0].v.u;
 					seq = x->v.vals[1].v.u;
 					RTPROF_CHECK_LT(id, nr);
 					r = regs[id];
 					RTPROF_CHECK_EQ(r->tid, dt->tid);
-					RTPROF_CHECK_EQ(x->v.id, r->type->id);
 					RTPROF_CHECK_LT(seq, r->n_typed);
+					if (x->v.nvals == 3) {
+						RTPROF_CHECK_EQ(x->v.id, fat_type->id);
+						RTPROF_CHECK_EQ(x->v.vals[2].kind, RTPROF_VAL_STR);
+						RTPROF_CHECK_EQ(x->v.vals[2].v.str.n, 8 + seq % 193);
+						RTPROF_CHECK(memcmp(x->v.vals[2].v.str.p, pad,
+						    8 + seq % 193) == 0);
+					} else {
+						RTPROF_CHECK_EQ(x->v.nvals, 2);
+						RTPROF_CHECK_EQ(x->v.id, r->type->id);
+					}
 					/* only what was committed, once, in order */
 					RTPROF_CHECK(r->committed[seq / 8] & (1u << (seq % 8)));
 					RTPROF_CHECK(!(r->seen[seq / 8] & (1u << (seq % 8))));
@@ -1205,8 +1257,6 @@ check_dump(int fd)
 		RTPROF_CHECK_LE(gr->decoded_typed, gr->typed_committed);
 		RTPROF_CHECK_LE(gr->typed_committed - gr->decoded_typed,
 		    gr->late + gr->recycled);
-		if (gr->typed_committed - gr->decoded_typed > late_typed_max)
-			late_typed_max = gr->typed_committed - gr->decoded_typed;
 		tot_attempts += gr->attempts;
 		tot_decoded += gr->decoded;
 		tot_full += gr->full;
@@ -1235,7 +1285,6 @@ check_dump(int fd)
 	    (unsigned long long)typed_lost_checked,
 	    (double)start_ns / 1e6 / (double)nsess,
 	    (double)stop_ns / 1e6 / (double)nsess, (double)run_ns / 1e9);
-	(void)late_typed_max;
 	free(p2.v);
 	dm_free(&m);
 }
@@ -1292,6 +1341,7 @@ main(int argc, char **argv)
 
 	types[0] = declare_type(0);
 	atomic_store(&ntypes, 1);
+	fat_type = declare_type(-1);
 	ctr = rtprof_counter_declare("stress.count", "Stress", "events");
 	RTPROF_CHECK(ctr != NULL);
 

@@ -55,15 +55,22 @@ test_labels_consistent(void)
 	struct rtprof__thread *th;
 	unsigned long reads = 0, busy = 0, nonempty = 0;
 
+	struct timespec t0, now;
+
 	pthread_create(&t, NULL, owner, NULL);
 	while ((th = atomic_load(&owner_th)) == NULL)
 		sched_yield();
-	while (reads < 200000 || atomic_load(&owner_rounds) < 1000) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* Enough reads that overlap the owner's writes, however the two
+	 * threads get scheduled on a loaded machine (bounded: 60 s). */
+	while (reads < 200000 || nonempty < 20000 || atomic_load(&owner_rounds) < 1000) {
 		const char *out[RTPROF_MAX_LABELS];
 		const rtprof_lock *lk = rtprof__lock();
 		int d = rtprof__labels_read(lk, th, out, RTPROF_MAX_LABELS);
 
 		rtprof__unlock(lk);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		RTPROF_CHECK_LT(now.tv_sec - t0.tv_sec, 60);
 		if (d == -EAGAIN) {
 			busy++;
 			continue;
