@@ -25,7 +25,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -373,6 +377,23 @@ accepting(const struct rtprof__session *s)
 	return s != NULL && s->phase <= RTPROF__SESS_STOPPING;
 }
 
+/*
+ * Records @n of @th that will not reach the sink are not "recorded" in the
+ * trailer (docs/wire-format.md: "records written"; a reader compares them
+ * with what it decoded). Context: the writer thread; a session's acct array
+ * is only used by it (collect() under the lock, write_batch() without).
+ */
+static void
+unrecord(struct rtprof__session *s, const struct rtprof__thread *th,
+    uint32_t n)
+{
+	for (uint32_t i = 0; i < s->nacct; i++)
+		if (s->acct[i].tid == th->tid) {
+			s->acct[i].recorded -= n;
+			return;
+		}
+}
+
 /* Queue chunk range [k->flushed, to) of @th for session @s. */
 static void
 take_range(const rtprof_lock *lk, struct rtprof__session *s,
@@ -405,6 +426,7 @@ take_range(const rtprof_lock *lk, struct rtprof__session *s,
 	if (w == NULL) {
 		/* Out of memory for the batch: the range is lost, counted. */
 		SINK_SET(s->chunks_lost, s->chunks_lost + 1);
+		unrecord(s, th, word_nrec(to) - word_nrec(k->flushed));
 		if (full)
 			rtprof__pool_put(lk, k);
 		return;
@@ -702,6 +724,51 @@ strset_add(struct strset *set, uint64_t ref)
 	return 1;
 }
 
+/*
+ * One write(2) that cannot block: the caller owns the fd and may have left
+ * it in blocking mode, and POLLOUT only promises room for a few bytes (a
+ * blocking write of more waits for all of it, past any timeout).
+ */
+static ssize_t
+sink_write_some(int fd, const struct iovec *iov, int n)
+{
+	struct iovec cut[8];
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+
+	if (n > IOV_MAX)
+		n = IOV_MAX;
+	if (fl < 0 || (fl & O_NONBLOCK) || fstat(fd, &st) != 0)
+		return writev(fd, iov, n);
+	if (S_ISSOCK(st.st_mode)) {
+		struct msghdr m;
+
+		memset(&m, 0, sizeof(m));
+		m.msg_iov = (struct iovec *)iov;
+		m.msg_iovlen = (size_t)n;
+		return sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+	if (S_ISFIFO(st.st_mode)) {
+		/* POLLOUT on a pipe: one pipe buffer is free, so PIPE_BUF
+		 * bytes go in without waiting. */
+		size_t room = PIPE_BUF;
+		int k;
+
+		for (k = 0; k < n && k < 8 && room > 0; k++) {
+			cut[k] = iov[k];
+			if (cut[k].iov_len > room)
+				cut[k].iov_len = room;
+			room -= cut[k].iov_len;
+		}
+		return writev(fd, cut, k);
+	}
+	return writev(fd, iov, n);
+}
+
+/*
+ * Write all of @iov, giving up after write_timeout_ms without progress.
+ * Return: 0 or a negative errno.
+ */
 static int
 sink_writev(struct rtprof__session *s, struct iovec *iov, int n)
 {
@@ -720,7 +787,7 @@ sink_writev(struct rtprof__session *s, struct iovec *iov, int n)
 			return -ETIMEDOUT;
 		if (pr > 0 && (p.revents & POLLNVAL))
 			return -EBADF;
-		r = writev(s->set.fd, iov, n > IOV_MAX ? IOV_MAX : n);
+		r = sink_write_some(s->set.fd, iov, n);
 		if (r < 0) {
 			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
 				goto again;
@@ -737,6 +804,10 @@ sink_writev(struct rtprof__session *s, struct iovec *iov, int n)
 			}
 			return -errno;
 		}
+		/* Progress: the timeout counts from here (a slow serial
+		 * line is not a stuck one). */
+		if (r > 0)
+			clock_gettime(CLOCK_MONOTONIC, &t0);
 		/* Short write: advance past what went out. */
 		while (n > 0 && (size_t)r >= iov->iov_len) {
 			r -= (ssize_t)iov->iov_len;
@@ -768,13 +839,16 @@ static void write_event_limit(struct rtprof__session *s);
 
 /*
  * write_frame - frame @np payload pieces and write them.
- * @data: a DATA frame, which must leave room for the trailer under the cap.
+ * Under max_bytes every frame but the limit EVENT and the TRAILER leaves
+ * room for those two, and the first frame refused for the cap, whatever
+ * its kind, writes the limit EVENT (docs/wire-format.md, EVENT).
  * Return: 0 written, -1 not written (sink error or cap; counted).
  */
 static int
 write_frame(struct rtprof__session *s, uint8_t kind, const struct iovec *payload,
-    int np, int data)
+    int np)
 {
+	int capped = kind != RTPROF_FRAME_EVENT && kind != RTPROF_FRAME_TRAILER;
 	unsigned char hdr[RTPROF_FRAME_HEADER_SIZE], crcb[4];
 	struct iovec iov[8];
 	struct rtprof_frame_hdr h;
@@ -788,8 +862,8 @@ write_frame(struct rtprof__session *s, uint8_t kind, const struct iovec *payload
 		len += payload[i].iov_len;
 	if (s->set.max_bytes != 0 &&
 	    s->bytes + len + RTPROF_FRAME_OVERHEAD +
-	    (data ? trailer_reserve(s) : 0) > s->set.max_bytes) {
-		if (data && !s->limit_reached) {
+	    (capped ? trailer_reserve(s) : 0) > s->set.max_bytes) {
+		if (capped && !s->limit_reached) {
 			SINK_SET(s->limit_reached, 1);
 			write_event_limit(s);
 		}
@@ -826,7 +900,7 @@ write_buf(struct rtprof__session *s, uint8_t kind, const msgpack_sbuffer *b)
 {
 	struct iovec v = { b->data, b->size };
 
-	write_frame(s, kind, &v, 1, 0);
+	write_frame(s, kind, &v, 1);
 }
 
 static void
@@ -921,9 +995,17 @@ write_data(struct witem *w)
 
 	if (s->sink_error != 0 || (s->limit_reached && s->set.max_bytes)) {
 		SINK_SET(s->chunks_lost, s->chunks_lost + 1);
+		unrecord(s, w->th, word_nrec(w->to) - word_nrec(w->from));
 		return;
 	}
 	scan_records(s, p, n, &first, &last);
+	if (s->sink_error != 0 || (s->limit_reached && s->set.max_bytes)) {
+		/* A STRING frame of these records was refused for the cap:
+		 * no DATA frame with names the reader cannot resolve. */
+		SINK_SET(s->chunks_lost, s->chunks_lost + 1);
+		unrecord(s, w->th, word_nrec(w->to) - word_nrec(w->from));
+		return;
+	}
 	/* A fixed stack buffer is enough for 10 integers; sbuffer_write
 	 * would realloc() it, so size it well above the 91-byte maximum. */
 	b.size = 0;
@@ -943,10 +1025,12 @@ write_data(struct witem *w)
 	v[0].iov_len = b.size;
 	v[1].iov_base = (void *)p;
 	v[1].iov_len = n;
-	if (write_frame(s, RTPROF_FRAME_DATA, v, 2, 1) == 0)
+	if (write_frame(s, RTPROF_FRAME_DATA, v, 2) == 0) {
 		SINK_SET(s->chunks_written, s->chunks_written + 1);
-	else
+	} else {
 		SINK_SET(s->chunks_lost, s->chunks_lost + 1);
+		unrecord(s, w->th, word_nrec(w->to) - word_nrec(w->from));
+	}
 }
 
 static void

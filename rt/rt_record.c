@@ -151,9 +151,24 @@ rtprof__open_slow(size_t max, uint32_t nest)
 	if (nest != 0) {
 		/* Re-entrant: a signal handler interrupted a recording call. */
 		if (th != NULL) {
-			stat_inc(&th->dropped_nested);
-			if (th->o_gen == RTPROF__STATE_GEN(t->expect))
-				th->o_drops_nested++;
+			/* Count it for the session running now: t->expect is
+			 * 0 while the interrupted call has no chunk (retired,
+			 * or none free), and the drop must still reach the
+			 * dump with the next chunk taken. RMWs: a handler can
+			 * be interrupted by another one. */
+			uint32_t gen = RTPROF__STATE_GEN(__atomic_load_n(
+			    &rtprof__state, __ATOMIC_RELAXED));
+
+			atomic_fetch_add_explicit(&th->dropped_nested, 1,
+			    memory_order_relaxed);
+			if (th->o_gen != gen) {
+				th->o_gen = gen;
+				th->o_seq = 0;
+				th->o_drops_full = 0;
+				th->o_drops_nested = 0;
+			}
+			__atomic_fetch_add(&th->o_drops_nested, 1,
+			    __ATOMIC_RELAXED);
 		}
 		goto out;
 	}
