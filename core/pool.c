@@ -37,6 +37,19 @@ chunk_new(struct rtprof__core *c)
 	return k;
 }
 
+/* Frees the first chunk of the free list (of the pool's current size). */
+static void
+free_one(struct rtprof__core *c)
+{
+	struct rtprof__chunk *k = c->free;
+
+	c->free = k->next;
+	c->nfree--;
+	c->nchunks--;
+	c->memory -= c->chunk_bytes;
+	free(k);
+}
+
 /*
  * rtprof__pool_setup - preallocate the pool for a new session: as many
  * chunks as fit in the memory limit, all allocated and touched here.
@@ -52,28 +65,16 @@ rtprof__pool_setup(const rtprof_lock *lk, const struct rtprof_settings *s)
 	if (c->chunk_size != s->chunk_size) {
 		/* Chunks of the old size still in use come back later and are
 		 * freed by rtprof__pool_put(). */
-		while (c->free != NULL) {
-			struct rtprof__chunk *k = c->free;
-			c->free = k->next;
-			c->nfree--;
-			c->nchunks--;
-			c->memory -= c->chunk_bytes;
-			free(k);
-		}
+		while (c->free != NULL)
+			free_one(c);
 		c->chunk_size = s->chunk_size;
 		c->chunk_bytes = chunk_bytes(s->chunk_size);
 	}
 	target = s->memory_limit / c->chunk_bytes;
 	if (target == 0)
 		target = 1;
-	while (c->nchunks > target && c->free != NULL) {
-		struct rtprof__chunk *k = c->free;
-		c->free = k->next;
-		c->nfree--;
-		c->nchunks--;
-		c->memory -= c->chunk_bytes;
-		free(k);
-	}
+	while (c->nchunks > target && c->free != NULL)
+		free_one(c);
 	while (c->nchunks < target) {
 		struct rtprof__chunk *k = chunk_new(c);
 

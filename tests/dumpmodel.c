@@ -345,3 +345,21 @@ dm_value(const struct dm_session *s, uint32_t id, int *found)
 	*found = 0;
 	return 0;
 }
+
+const struct dm_thread *
+dm_find_thread(const struct dm_session *s, int64_t tid)
+{
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (s->threads[i].tid == tid)
+			return &s->threads[i];
+	return NULL;
+}
+
+const struct rtprof_dump_trailer_thread *
+dm_trailer_thread(const struct dm_session *s, int64_t tid)
+{
+	for (size_t i = 0; i < s->trailer.nthreads; i++)
+		if (s->trailer.threads[i].tid == tid)
+			return &s->trailer.threads[i];
+	return NULL;
+}

@@ -76,7 +76,13 @@ int dm_load_fd(struct dm *m, int fd);
 int dm_load_path(struct dm *m, const char *path);
 void dm_free(struct dm *m);
 
+/* The thread @tid of session @s, created empty if the dump has none. */
 struct dm_thread *dm_thread(struct dm_session *s, int64_t tid);
+/* The same without creating: NULL if the dump has no such thread. */
+const struct dm_thread *dm_find_thread(const struct dm_session *s, int64_t tid);
+/* @tid's entry in the session's trailer, or NULL. */
+const struct rtprof_dump_trailer_thread *dm_trailer_thread(
+    const struct dm_session *s, int64_t tid);
 const char *dm_string(const struct dm_session *s, uint64_t ref);
 /* The last value a VALUES frame gave counter @id; 0 and *found = 0 if none. */
 int64_t dm_value(const struct dm_session *s, uint32_t id, int *found);

@@ -862,24 +862,6 @@ child_main(int dumpfd)
 /* ------------------------------------------------------------------ */
 /* The parent                                                           */
 
-static const struct dm_thread *
-find_thread(const struct dm_session *s, int64_t tid)
-{
-	for (size_t i = 0; i < s->nthreads; i++)
-		if (s->threads[i].tid == tid)
-			return &s->threads[i];
-	return NULL;
-}
-
-static const struct rtprof_dump_trailer_thread *
-trailer_thread(const struct dm_session *s, int64_t tid)
-{
-	for (size_t i = 0; i < s->trailer.nthreads; i++)
-		if (s->trailer.threads[i].tid == tid)
-			return &s->trailer.threads[i];
-	return NULL;
-}
-
 static void
 check_contents(const struct dm_session *s, const struct dm_thread *th)
 {
@@ -1012,10 +994,10 @@ check_dump(int fd, int monotonic)
 	RTPROF_CHECK_EQ(s->trailer.chunks_lost, 0);
 
 	/* The unregistered thread recorded nothing. */
-	RTPROF_CHECK(find_thread(s, shm->unreg_tid) == NULL);
-	RTPROF_CHECK(trailer_thread(s, shm->unreg_tid) == NULL);
+	RTPROF_CHECK(dm_find_thread(s, shm->unreg_tid) == NULL);
+	RTPROF_CHECK(dm_trailer_thread(s, shm->unreg_tid) == NULL);
 
-	th = find_thread(s, shm->rt_tid);
+	th = dm_find_thread(s, shm->rt_tid);
 	RTPROF_CHECK(th != NULL);
 	RTPROF_CHECK_STREQ(th->name, "rt-filtered");
 	RTPROF_CHECK(th->flags & RTPROF_THREAD_RT);
@@ -1035,7 +1017,7 @@ check_dump(int fd, int monotonic)
 	RTPROF_CHECK_EQ(th->nrecs, attempted - drops);
 	RTPROF_CHECK_EQ(th->drops_full, fs->dropped_full);
 	RTPROF_CHECK_EQ(th->drops_nested, fs->dropped_nested);
-	tt = trailer_thread(s, shm->rt_tid);
+	tt = dm_trailer_thread(s, shm->rt_tid);
 	RTPROF_CHECK(tt != NULL);
 	RTPROF_CHECK_EQ(tt->recorded, th->nrecs);
 	RTPROF_CHECK_EQ(tt->dropped_full, fs->dropped_full);
@@ -1367,7 +1349,7 @@ run_reentrancy(void)
 	RTPROF_CHECK_EQ(m.nsessions, 1);
 	s = &m.sessions[0];
 	RTPROF_CHECK(s->has_trailer);
-	th = find_thread(s, re->tid);
+	th = dm_find_thread(s, re->tid);
 	RTPROF_CHECK(th != NULL);
 	for (size_t i = 0; i < th->nrecs; i++) {
 		const struct dm_rec *r = &th->recs[i];
@@ -1379,7 +1361,7 @@ run_reentrancy(void)
 			RTPROF_CHECK(strcmp(r->name, "re.loop") == 0 ||
 			    strcmp(r->name, "re.final") == 0);
 	}
-	tt = trailer_thread(s, re->tid);
+	tt = dm_trailer_thread(s, re->tid);
 	RTPROF_CHECK(tt != NULL);
 	printf("  dump: %zu records (%" PRIu64 " from the handler), expected %"
 	    PRIu64 "; trailer: recorded %" PRIu64 ", dropped_full %" PRIu64

@@ -276,24 +276,6 @@ recorder_expected(const struct recorder *r)
 	    r->st.outside;
 }
 
-static const struct dm_thread *
-find_thread(const struct dm_session *s, int64_t tid)
-{
-	for (size_t i = 0; i < s->nthreads; i++)
-		if (s->threads[i].tid == tid)
-			return &s->threads[i];
-	return NULL;
-}
-
-static const struct rtprof_dump_trailer_thread *
-trailer_thread(const struct dm_session *s, int64_t tid)
-{
-	for (size_t i = 0; i < s->trailer.nthreads; i++)
-		if (s->trailer.threads[i].tid == tid)
-			return &s->trailer.threads[i];
-	return NULL;
-}
-
 static void
 check_no_damage(const struct dm *m)
 {
@@ -330,10 +312,10 @@ check_exact_dump(const struct dm *m, const struct recorder *r)
 	RTPROF_CHECK(s->has_trailer);
 	RTPROF_CHECK(!s->trailer.limit_reached);
 	RTPROF_CHECK_EQ(s->trailer.chunks_lost, 0);
-	th = find_thread(s, r->tid);
+	th = dm_find_thread(s, r->tid);
 	RTPROF_CHECK(th != NULL);
 	RTPROF_CHECK_STREQ(th->name, "recorder");
-	tt = trailer_thread(s, r->tid);
+	tt = dm_trailer_thread(s, r->tid);
 	RTPROF_CHECK(tt != NULL);
 	printf("  dump: %" PRIu64 " bytes, %" PRIu64 " frames, %zu records of "
 	    "the recorder (trailer: %" PRIu64 "), expected %" PRIu64 "\n",
@@ -1021,8 +1003,8 @@ case_max_bytes(void)
 	RTPROF_CHECK(ds->trailer.limit_reached);
 	RTPROF_CHECK_GT(ds->trailer.chunks_lost, 0);
 	RTPROF_CHECK_EQ(ds->trailer.bytes + 0 <= (uint64_t)sb.st_size, 1);
-	th = find_thread(ds, r.tid);
-	tt = trailer_thread(ds, r.tid);
+	th = dm_find_thread(ds, r.tid);
+	tt = dm_trailer_thread(ds, r.tid);
 	RTPROF_CHECK(th != NULL);
 	RTPROF_CHECK(tt != NULL);
 	printf("  dump: %zu records of the recorder decoded; trailer: recorded %"
@@ -1093,13 +1075,13 @@ case_max_bytes_strings(void)
 	RTPROF_CHECK(limit_event);
 	RTPROF_CHECK(ds->has_trailer);
 	RTPROF_CHECK(ds->trailer.limit_reached);
-	th = find_thread(ds, tid);
+	th = dm_find_thread(ds, tid);
 	if (th != NULL) {
 		for (size_t i = 0; i < th->nrecs; i++) {
 			RTPROF_CHECK(th->recs[i].name != NULL);
 			RTPROF_CHECK(strncmp(th->recs[i].name, "name-", 5) == 0);
 		}
-		RTPROF_CHECK_EQ(trailer_thread(ds, tid)->recorded, th->nrecs);
+		RTPROF_CHECK_EQ(dm_trailer_thread(ds, tid)->recorded, th->nrecs);
 	}
 	dm_free(&m);
 	close(fd);
