@@ -62,9 +62,16 @@ on_modules(void *ctx, const struct rtprof_dump_module *mods, size_t n)
 {
 	struct dm_session *s = cur(ctx);
 
-	(void)mods;
-	if (s)
-		s->nmodules = n;
+	if (s == NULL)
+		return 0;
+	s->nmodules = n;
+	for (size_t i = 0; i < n && i < 32; i++) {
+		snprintf(s->modules[i].path, sizeof(s->modules[i].path), "%s",
+		    mods[i].path ? mods[i].path : "");
+		s->modules[i].start = mods[i].start;
+		s->modules[i].end = mods[i].end;
+		s->modules[i].build_id_len = mods[i].build_id_len;
+	}
 	return 0;
 }
 

@@ -55,6 +55,7 @@ struct dm_session {
 	struct { uint32_t id; int64_t v; } value_last[64]; /* per counter id */
 	size_t nvalue_last;
 	size_t nmodules;
+	struct { char path[256]; uint64_t start, end; size_t build_id_len; } modules[32];
 	char events[8][32];
 	size_t nevents;
 	int has_trailer;

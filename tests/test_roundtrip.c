@@ -121,6 +121,29 @@ test_every_kind(void)
 	RTPROF_CHECK_EQ(s->ncounters, 1);
 	RTPROF_CHECK_STREQ(s->counters[0].name, "ctr");
 	RTPROF_CHECK_GT(s->nmodules, 0);
+	/* The module map names this executable and librtprof, with their
+	 * ELF build ids, and the address of a function here inside its own
+	 * module (what offline symbolication needs). */
+	{
+		int exe = 0, lib = 0;
+		uint64_t here = (uint64_t)(uintptr_t)&test_every_kind;
+
+		for (size_t k = 0; k < s->nmodules && k < 32; k++) {
+			const char *path = s->modules[k].path;
+			size_t len = strlen(path);
+
+			if (len >= 14 && strcmp(path + len - 14, "test_roundtrip") == 0) {
+				exe = 1;
+				RTPROF_CHECK_EQ(s->modules[k].build_id_len, 20);
+				RTPROF_CHECK(here >= s->modules[k].start && here < s->modules[k].end);
+			}
+			if (strstr(path, "librtprof.so") != NULL) {
+				lib = 1;
+				RTPROF_CHECK_EQ(s->modules[k].build_id_len, 20);
+			}
+		}
+		RTPROF_CHECK(exe && lib);
+	}
 	RTPROF_CHECK_GT(s->ticks_per_second, 1e6);
 	th = dm_thread(s, self_tid());
 	RTPROF_CHECK_STREQ(th->name, "main");
