@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@
 #define FRAMES 128
 #define RATE 48000
 
-static volatile int running = 1;
+static atomic_int running = 1;
 static const rtprof_marker_type *callback_type, *load_type;
 static rtprof_counter *queue_depth, *voices;
 
@@ -64,7 +65,7 @@ audio_thread(void *arg)
 	(void)arg;
 	rtprof_thread_register("audio", RTPROF_THREAD_RT);
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	while (running) {
+	while (atomic_load_explicit(&running, memory_order_relaxed)) {
 		rtprof_rec r;
 		uint64_t t0 = rtprof_now(), t1;
 		int nv = 4 + (int)(n % 64 == 0 ? 40 : n % 7);
@@ -107,7 +108,7 @@ worker_thread(void *arg)
 {
 	(void)arg;
 	rtprof_thread_register("worker", 0);
-	for (int job = 0; running; job++) {
+	for (int job = 0; atomic_load_explicit(&running, memory_order_relaxed); job++) {
 		char name[64];
 		rtprof_rec r;
 		uint64_t t0 = rtprof_now();
@@ -208,7 +209,7 @@ main(int argc, char **argv)
 		} while (now.tv_sec < end.tv_sec ||
 		    (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
 	}
-	running = 0;
+	atomic_store_explicit(&running, 0, memory_order_relaxed);
 	pthread_join(a, NULL);
 	pthread_join(w, NULL);
 	rc = rtprof_session_stop();
