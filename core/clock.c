@@ -82,12 +82,14 @@ rtprof__clock_init(void)
 	cal_ticks = read_ticks();
 }
 
+/* Context: any thread (reads a value fixed at load time). */
 int
 rtprof__clock_is_tsc(void)
 {
 	return rtprof__clock_kind != 0;
 }
 
+/* Context: any thread (reads a value fixed at load time). */
 const char *
 rtprof__clock_source(void)
 {

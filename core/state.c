@@ -144,6 +144,7 @@ autostart(void)
 		atexit(autostop);
 }
 
+/* Context: the dynamic loader, on the main thread before main(). */
 __attribute__((constructor)) static void
 rtprof__init(void)
 {
