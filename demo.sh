@@ -7,7 +7,8 @@ sh scripts/deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 ./build/rtprof-demo -o build/demo.rtprof -s 3
-./build/rtprof-inspect build/demo.rtprof | head -n 40
+./build/msgpack2gecko build/demo.rtprof -o build/demo.json.gz
 echo
-echo "Dump: $(pwd)/build/demo.rtprof"
-echo "Inspect it: ./build/rtprof-inspect -v build/demo.rtprof | less"
+echo "Dump:    $(pwd)/build/demo.rtprof   (./build/rtprof-inspect -v build/demo.rtprof)"
+echo "Profile: $(pwd)/build/demo.json.gz"
+echo "Open https://profiler.firefox.com, choose 'Load a profile from file' and pick it."

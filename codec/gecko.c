@@ -1,0 +1,2612 @@
+/*
+ * gecko.c - rtprof dump -> Firefox Profiler Gecko profile (milestone 1).
+ *
+ * Two phases. Reading: the dump reader's callbacks copy what the profile
+ * needs (header, modules, thread, schema, counter and string descriptors,
+ * markers, sleep/wake events, counter values, pauses, damage) into the
+ * converter, for the first session that has a HEADER. Writing: a small
+ * streaming JSON writer (hand-rolled number formatting, first error
+ * latched) emits meta, libs, counters, pausedRanges, the gathering log and
+ * one thread object per thread, each with its own de-duplicated string,
+ * frame and stack tables.
+ *
+ * Times: every time in the profile is ms relative to meta.startTime (the
+ * session's start wall clock), computed by gecko_ms() only.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gecko.h"
+
+#define GECKO_VERSION 36
+#define GECKO_MAX_CATEGORIES 256
+#define GECKO_MAX_DAMAGE 1000      /* damage entries kept for the log */
+#define GECKO_MAX_EVENTS 64        /* EVENT frames kept for the log */
+#define GECKO_PAIR_SEARCH 256      /* open begins searched for an end */
+#define GECKO_SELF_MEMORY_NAME "rtprof memory"
+
+/* ------------------------------------------------------------------ */
+/* Streaming JSON writer                                                */
+
+#define JSON_BUF 65536
+#define JSON_DEPTH 32
+
+struct json {
+	rtprof_gecko_write_cb write;
+	void *ctx;
+	int err;                        /* first error, latched */
+	size_t len;
+	int depth;
+	bool first[JSON_DEPTH];         /* no element yet at this depth */
+	bool after_key;
+	char buf[JSON_BUF];
+};
+
+static void
+json_flush(struct json *j)
+{
+	if (j->err == 0 && j->len != 0)
+		j->err = j->write(j->ctx, j->buf, j->len);
+	j->len = 0;
+}
+
+static void
+json_raw(struct json *j, const char *p, size_t n)
+{
+	while (n != 0) {
+		size_t room = JSON_BUF - j->len;
+
+		if (room == 0) {
+			json_flush(j);
+			if (j->err != 0)
+				return;
+			room = JSON_BUF;
+		}
+		if (room > n)
+			room = n;
+		memcpy(j->buf + j->len, p, room);
+		j->len += room;
+		p += room;
+		n -= room;
+	}
+}
+
+static inline void
+json_ch(struct json *j, char c)
+{
+	if (j->len == JSON_BUF)
+		json_flush(j);
+	j->buf[j->len++] = c;
+}
+
+/* Comma handling: every value and key calls this first. */
+static void
+json_sep(struct json *j)
+{
+	if (j->after_key) {
+		j->after_key = false;
+		return;
+	}
+	if (j->depth > 0) {
+		if (!j->first[j->depth - 1])
+			json_ch(j, ',');
+		j->first[j->depth - 1] = false;
+	}
+}
+
+static void
+json_open(struct json *j, char c)
+{
+	json_sep(j);
+	json_ch(j, c);
+	if (j->depth >= JSON_DEPTH) {
+		if (j->err == 0)
+			j->err = -EOVERFLOW;
+		return;
+	}
+	j->first[j->depth++] = true;
+}
+
+static void
+json_close(struct json *j, char c)
+{
+	if (j->depth > 0)
+		j->depth--;
+	json_ch(j, c);
+}
+
+#define json_obj(j) json_open((j), '{')
+#define json_obj_end(j) json_close((j), '}')
+#define json_arr(j) json_open((j), '[')
+#define json_arr_end(j) json_close((j), ']')
+
+/*
+ * A JSON string from arbitrary bytes: invalid UTF-8 becomes U+FFFD, control
+ * characters, quotes and backslashes are escaped.
+ */
+static void
+json_strn_body(struct json *j, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *e = p + n;
+
+	json_ch(j, '"');
+	while (p < e) {
+		unsigned c = *p;
+		size_t len, k;
+		uint32_t cp;
+
+		if (c < 0x80) {
+			if (c == '"' || c == '\\') {
+				json_ch(j, '\\');
+				json_ch(j, (char)c);
+			} else if (c < 0x20) {
+				char u[6] = { '\\', 'u', '0', '0', hex[c >> 4],
+				    hex[c & 15] };
+
+				json_raw(j, u, 6);
+			} else {
+				json_ch(j, (char)c);
+			}
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			len = 2;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			len = 3;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			len = 4;
+			cp = c & 0x07;
+		} else {
+			len = 0;
+			cp = 0;
+		}
+		for (k = 1; len != 0 && k < len; k++) {
+			if (p + k >= e || (p[k] & 0xc0) != 0x80) {
+				len = 0;
+				break;
+			}
+			cp = cp << 6 | (p[k] & 0x3f);
+		}
+		/* Overlong, surrogate or out-of-range sequences are invalid. */
+		if (len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)))
+			len = 0;
+		if (len == 4 && (cp < 0x10000 || cp > 0x10ffff))
+			len = 0;
+		if (len == 0) {
+			json_raw(j, "\xef\xbf\xbd", 3);
+			p++;
+		} else {
+			json_raw(j, (const char *)p, len);
+			p += len;
+		}
+	}
+	json_ch(j, '"');
+}
+
+static void
+json_strn(struct json *j, const char *s, size_t n)
+{
+	json_sep(j);
+	json_strn_body(j, s, n);
+}
+
+static void
+json_str(struct json *j, const char *s)
+{
+	if (s == NULL) {
+		json_sep(j);
+		json_raw(j, "null", 4);
+		return;
+	}
+	json_strn(j, s, strlen(s));
+}
+
+static void
+json_key(struct json *j, const char *k)
+{
+	json_sep(j);
+	json_strn_body(j, k, strlen(k));
+	json_ch(j, ':');
+	j->after_key = true;
+}
+
+static void
+json_null(struct json *j)
+{
+	json_sep(j);
+	json_raw(j, "null", 4);
+}
+
+static void
+json_bool(struct json *j, bool v)
+{
+	json_sep(j);
+	if (v)
+		json_raw(j, "true", 4);
+	else
+		json_raw(j, "false", 5);
+}
+
+/* Digits of @v, most significant first, into @out; returns the count. */
+static size_t
+fmt_u64(char *out, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	for (i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	return n;
+}
+
+static void
+json_u64(struct json *j, uint64_t v)
+{
+	char b[20];
+
+	json_sep(j);
+	json_raw(j, b, fmt_u64(b, v));
+}
+
+static void
+json_i64(struct json *j, int64_t v)
+{
+	char b[21];
+	size_t n = 0;
+
+	json_sep(j);
+	if (v < 0) {
+		b[n++] = '-';
+		n += fmt_u64(b + n, (uint64_t)0 - (uint64_t)v);
+	} else {
+		n = fmt_u64(b, (uint64_t)v);
+	}
+	json_raw(j, b, n);
+}
+
+/*
+ * A double. Values of moderate size (all profile times) get a fixed
+ * six-decimal form (ns resolution for ms values) with trailing zeros cut,
+ * by hand; others go through snprintf with the shortest round-trip form.
+ * NaN and infinities are not JSON: they become null.
+ */
+static void
+json_f64(struct json *j, double v)
+{
+	char b[40];
+	size_t n = 0;
+
+	if (!isfinite(v)) {
+		json_null(j);
+		return;
+	}
+	json_sep(j);
+	if (fabs(v) < 1e9) {
+		double scaled = round(v * 1e6);
+		int64_t s = (int64_t)scaled;
+		uint64_t a = s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
+		uint64_t ip = a / 1000000, fp = a % 1000000;
+
+		if (s < 0)
+			b[n++] = '-';
+		n += fmt_u64(b + n, ip);
+		if (fp != 0) {
+			int d;
+
+			b[n++] = '.';
+			for (d = 100000; d > 0 && fp != 0; d /= 10) {
+				b[n++] = (char)('0' + fp / (uint64_t)d);
+				fp %= (uint64_t)d;
+			}
+		}
+		json_raw(j, b, n);
+		return;
+	}
+	snprintf(b, sizeof(b), "%.15g", v);
+	if (strtod(b, NULL) != v)
+		snprintf(b, sizeof(b), "%.17g", v);
+	json_raw(j, b, strlen(b));
+}
+
+/* ------------------------------------------------------------------ */
+/* Small containers                                                     */
+
+/* Grow *@p (elements of @size) to hold @need elements. */
+static int
+grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap != 0 ? *cap : 16;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap > SIZE_MAX / size)
+		return -ENOMEM;
+	np = realloc(*p, ncap * size);
+	if (np == NULL)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+#define VEC_PUSH(g, arr, n, cap, val)                                          \
+	(grow((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr))) != 0           \
+	     ? gecko_fail((g), -ENOMEM)                                        \
+	     : ((arr)[(n)++] = (val), 0))
+
+static uint64_t
+hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (n-- != 0)
+		h = (h ^ *s++) * 0x100000001b3ull;
+	return h;
+}
+
+static char *
+dup_n(const char *s, size_t n)
+{
+	char *d = malloc(n + 1);
+
+	if (d != NULL) {
+		if (n != 0)
+			memcpy(d, s, n);
+		d[n] = '\0';
+	}
+	return d;
+}
+
+/* NULL stays NULL; *@err set on allocation failure. */
+static char *
+dup_opt(const char *s, int *err)
+{
+	char *d;
+
+	if (s == NULL)
+		return NULL;
+	d = dup_n(s, strlen(s));
+	if (d == NULL)
+		*err = -ENOMEM;
+	return d;
+}
+
+/* A de-duplicated string table: an array plus an open-addressing index. */
+struct strtab {
+	char **s;
+	size_t *len;
+	size_t n, cap, lcap;
+	uint32_t *slot;                 /* index + 1, 0 = empty */
+	size_t nslot;
+};
+
+static void
+strtab_free(struct strtab *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->s[i]);
+	free(t->s);
+	free(t->len);
+	free(t->slot);
+	memset(t, 0, sizeof(*t));
+}
+
+static int
+strtab_rehash(struct strtab *t)
+{
+	size_t ns = t->nslot != 0 ? t->nslot * 2 : 64;
+	uint32_t *slot = calloc(ns, sizeof(*slot));
+
+	if (slot == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t h = (size_t)hash_bytes(t->s[i], t->len[i]) & (ns - 1);
+
+		while (slot[h] != 0)
+			h = (h + 1) & (ns - 1);
+		slot[h] = (uint32_t)(i + 1);
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->nslot = ns;
+	return 0;
+}
+
+/* Return: the index of @s[0..@n) in @t, added if new, or -ENOMEM. */
+static int64_t
+strtab_intern(struct strtab *t, const char *s, size_t n)
+{
+	size_t h;
+	char *d;
+
+	if ((t->n + 1) * 2 > t->nslot && strtab_rehash(t) != 0)
+		return -ENOMEM;
+	h = (size_t)hash_bytes(s, n) & (t->nslot - 1);
+	while (t->slot[h] != 0) {
+		size_t i = t->slot[h] - 1;
+
+		if (t->len[i] == n && memcmp(t->s[i], s, n) == 0)
+			return (int64_t)i;
+		h = (h + 1) & (t->nslot - 1);
+	}
+	if (t->n >= UINT32_MAX - 1 ||
+	    grow((void **)&t->s, &t->cap, t->n + 1, sizeof(*t->s)) != 0 ||
+	    grow((void **)&t->len, &t->lcap, t->n + 1, sizeof(*t->len)) != 0)
+		return -ENOMEM;
+	d = dup_n(s, n);
+	if (d == NULL)
+		return -ENOMEM;
+	t->s[t->n] = d;
+	t->len[t->n] = n;
+	t->slot[h] = (uint32_t)(t->n + 1);
+	return (int64_t)t->n++;
+}
+
+/* Static strings of the recording process: address -> text. */
+struct strmap_ent {
+	uint64_t ref;                   /* 0 = empty (no string lives at 0) */
+	char *text;
+	size_t len;
+};
+
+struct strmap {
+	struct strmap_ent *e;
+	size_t n, nslot;
+};
+
+static struct strmap_ent *
+strmap_find(const struct strmap *m, uint64_t ref)
+{
+	size_t h;
+
+	if (m->nslot == 0 || ref == 0)
+		return NULL;
+	h = (size_t)hash_bytes(&ref, sizeof(ref)) & (m->nslot - 1);
+	while (m->e[h].ref != 0) {
+		if (m->e[h].ref == ref)
+			return &m->e[h];
+		h = (h + 1) & (m->nslot - 1);
+	}
+	return NULL;
+}
+
+static int
+strmap_put(struct strmap *m, uint64_t ref, const char *text, size_t len)
+{
+	struct strmap_ent *e;
+	size_t h;
+	char *d;
+
+	if (ref == 0)
+		return 0;
+	if ((m->n + 1) * 2 > m->nslot) {
+		size_t ns = m->nslot != 0 ? m->nslot * 2 : 64;
+		struct strmap_ent *ne = calloc(ns, sizeof(*ne));
+
+		if (ne == NULL)
+			return -ENOMEM;
+		for (size_t i = 0; i < m->nslot; i++) {
+			if (m->e[i].ref == 0)
+				continue;
+			h = (size_t)hash_bytes(&m->e[i].ref, 8) & (ns - 1);
+			while (ne[h].ref != 0)
+				h = (h + 1) & (ns - 1);
+			ne[h] = m->e[i];
+		}
+		free(m->e);
+		m->e = ne;
+		m->nslot = ns;
+	}
+	d = dup_n(text, len);
+	if (d == NULL)
+		return -ENOMEM;
+	e = strmap_find(m, ref);
+	if (e != NULL) {
+		/* A later STRING frame for the same address replaces it. */
+		free(e->text);
+		e->text = d;
+		e->len = len;
+		return 0;
+	}
+	h = (size_t)hash_bytes(&ref, sizeof(ref)) & (m->nslot - 1);
+	while (m->e[h].ref != 0)
+		h = (h + 1) & (m->nslot - 1);
+	m->e[h].ref = ref;
+	m->e[h].text = d;
+	m->e[h].len = len;
+	m->n++;
+	return 0;
+}
+
+/* Integer key (tid, counter id) -> array index, open addressing. */
+struct idmap {
+	struct idmap_ent {
+		int64_t key;
+		uint32_t idx1;          /* index + 1, 0 = empty */
+	} *e;
+	size_t n, nslot;
+};
+
+static int64_t
+idmap_get(const struct idmap *m, int64_t key)
+{
+	size_t h;
+
+	if (m->nslot == 0)
+		return -1;
+	h = (size_t)hash_bytes(&key, sizeof(key)) & (m->nslot - 1);
+	while (m->e[h].idx1 != 0) {
+		if (m->e[h].key == key)
+			return (int64_t)m->e[h].idx1 - 1;
+		h = (h + 1) & (m->nslot - 1);
+	}
+	return -1;
+}
+
+/* @key must not be in @m yet. */
+static int
+idmap_put(struct idmap *m, int64_t key, size_t idx)
+{
+	size_t h;
+
+	if (idx >= UINT32_MAX)
+		return -ENOMEM;
+	if ((m->n + 1) * 2 > m->nslot) {
+		size_t ns = m->nslot != 0 ? m->nslot * 2 : 64;
+		struct idmap_ent *ne = calloc(ns, sizeof(*ne));
+
+		if (ne == NULL)
+			return -ENOMEM;
+		for (size_t i = 0; i < m->nslot; i++) {
+			if (m->e[i].idx1 == 0)
+				continue;
+			h = (size_t)hash_bytes(&m->e[i].key, 8) & (ns - 1);
+			while (ne[h].idx1 != 0)
+				h = (h + 1) & (ns - 1);
+			ne[h] = m->e[i];
+		}
+		free(m->e);
+		m->e = ne;
+		m->nslot = ns;
+	}
+	h = (size_t)hash_bytes(&key, sizeof(key)) & (m->nslot - 1);
+	while (m->e[h].idx1 != 0)
+		h = (h + 1) & (m->nslot - 1);
+	m->e[h].key = key;
+	m->e[h].idx1 = (uint32_t)(idx + 1);
+	m->n++;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Converter state                                                      */
+
+struct gmark {
+	uint64_t t0, t1;                /* ticks; t1 for phases 1 and 3 */
+	uint64_t name;                  /* STRREF (untyped markers) */
+	uint32_t seq;                   /* arrival order, for a stable sort */
+	uint16_t type;                  /* SCHEMA id (typed markers) */
+	uint8_t kind;                   /* RTPROF_REC_* */
+	uint8_t phase;                  /* Gecko phase 0..3 */
+	uint8_t category;
+	uint8_t nvals;
+	struct rtprof_val *vals;        /* typed fields; copied strings owned */
+};
+
+struct gsample {
+	uint64_t t;
+	uint32_t seq;
+	bool idle;
+};
+
+struct gthread {
+	int64_t tid;
+	char *name;
+	uint64_t flags;
+	bool described;                 /* a THREAD frame was seen */
+	bool has_reg;
+	uint64_t reg;
+	bool has_unreg;
+	uint64_t unreg;
+	uint64_t first_ticks;           /* first record, when not described */
+	bool has_first;
+	struct gmark *m;
+	size_t nm, mcap;
+	size_t *open;                   /* indexes of unmatched begins */
+	size_t nopen, opencap;
+	struct gsample *s;
+	size_t ns, scap;
+	uint64_t recs;                  /* records decoded */
+	uint64_t dropped_full, dropped_nested;
+	bool in_trailer;
+	uint64_t tr_recorded, tr_dropped_full, tr_dropped_nested, tr_recycled;
+};
+
+struct gschema {
+	bool present;
+	char *name;
+	uint32_t category;
+	uint64_t display;
+	char *tooltip, *table, *chart;
+	uint32_t nfields;
+	struct {
+		char *key, *label, *format;
+		uint32_t kind;
+	} *f;
+};
+
+struct gcval {
+	uint64_t t;
+	int64_t v;
+	uint32_t seq;
+};
+
+struct gcounter {
+	uint32_t id;
+	char *name, *category, *description;
+	struct gcval *s;
+	size_t ns, scap;
+};
+
+struct gdamage {
+	enum rtprof_damage_kind kind;
+	uint64_t offset, length, count, session_index;
+	const char *message;            /* static */
+};
+
+struct gevent {
+	uint64_t ticks;
+	char *what;
+	bool has_errno;
+	int64_t errnum;
+	char *message;
+	bool has_max_bytes;
+	uint64_t max_bytes;
+};
+
+struct gmodule {
+	char *path;
+	uint64_t start, end, offset;
+	unsigned char build_id[64];
+	size_t build_id_len;
+};
+
+struct gecko_cat {
+	char *name;
+	const char *color;              /* static: one of the allowed names */
+};
+
+struct rtprof_gecko {
+	int err;                        /* first error, latched */
+	char *input;
+	uint64_t session_index;         /* converted session, 0 = none yet */
+	uint64_t cur_session;           /* session of the frame being read */
+	uint64_t ignored_frames;        /* frames of other sessions */
+	uint64_t ignored_sessions;
+	uint64_t last_ignored_session;
+	uint32_t seq;
+
+	/* HEADER */
+	bool have_header;
+	int64_t pid, ppid;
+	char *process, *exe;
+	char *sysname, *release, *machine, *hostname;
+	int64_t cpus;
+	char *clock_source;
+	double ticks_per_second;
+	uint64_t start_ticks;
+	int64_t start_mono_ns, start_wall_ns;
+	char *mode;
+	uint64_t sample_interval_us;
+	uint32_t ndump_cat;
+	struct gecko_cat cat[GECKO_MAX_CATEGORIES];
+	uint32_t ncat;
+	uint32_t cat_default, cat_idle, cat_profiler;
+
+	/* TRAILER */
+	bool have_trailer;
+	uint64_t stop_ticks;
+	int64_t stop_mono_ns;
+	uint64_t tr_chunks_lost;
+	bool tr_limit_reached;
+
+	struct gmodule *mod;
+	size_t nmod, modcap;
+	struct gthread *th;
+	size_t nth, thcap;
+	size_t th_last;                 /* lookup cache */
+	struct idmap th_idx;            /* tid -> th[] */
+	struct gschema *schema;         /* indexed by id, 0..65535 */
+	size_t nschema;
+	struct gcounter *ctr;
+	size_t nctr, ctrcap;
+	struct idmap ctr_idx;           /* counter id -> ctr[] */
+	struct strmap strings;
+	uint64_t (*pause)[2];
+	size_t npause, pausecap;
+	struct gdamage *dmg;
+	size_t ndmg, dmgcap;
+	uint64_t dmg_total;
+	struct gevent *ev;
+	size_t nev, evcap;
+	uint64_t ev_total;
+	uint64_t recs_by_kind[RTPROF_REC_KIND_MAX + 1];
+	uint64_t first_t, last_t;
+	bool have_t;
+	struct rtprof_dump_stats stats;
+};
+
+static int
+gecko_fail(struct rtprof_gecko *g, int err)
+{
+	if (g->err == 0)
+		g->err = err;
+	return err;
+}
+
+/*
+ * gecko_ms - the one tick -> profile time conversion: ms relative to
+ * meta.startTime (the session's start). The rate is the HEADER's
+ * ticks_per_second, or, when the TRAILER's stop pair is known, the rate
+ * measured over the whole session (docs/wire-format.md, HEADER).
+ */
+static double
+gecko_ms(const struct rtprof_gecko *g, uint64_t ticks)
+{
+	double dt = (double)(int64_t)(ticks - g->start_ticks);
+	double ns_per_tick = 0.0;
+
+	if (g->have_trailer && g->stop_ticks > g->start_ticks &&
+	    g->stop_mono_ns > g->start_mono_ns)
+		ns_per_tick = (double)(g->stop_mono_ns - g->start_mono_ns) /
+		    (double)(g->stop_ticks - g->start_ticks);
+	else if (g->ticks_per_second > 0.0)
+		ns_per_tick = 1e9 / g->ticks_per_second;
+	return dt * ns_per_tick / 1e6;
+}
+
+static bool
+in_session(struct rtprof_gecko *g)
+{
+	return g->session_index != 0 && g->cur_session == g->session_index;
+}
+
+static struct gthread *
+thread_get(struct rtprof_gecko *g, int64_t tid)
+{
+	struct gthread t;
+	int64_t i;
+
+	if (g->th_last < g->nth && g->th[g->th_last].tid == tid)
+		return &g->th[g->th_last];
+	i = idmap_get(&g->th_idx, tid);
+	if (i >= 0) {
+		g->th_last = (size_t)i;
+		return &g->th[i];
+	}
+	memset(&t, 0, sizeof(t));
+	t.tid = tid;
+	if (VEC_PUSH(g, g->th, g->nth, g->thcap, t) != 0)
+		return NULL;
+	if (idmap_put(&g->th_idx, tid, g->nth - 1) != 0) {
+		gecko_fail(g, -ENOMEM);
+		return NULL;
+	}
+	g->th_last = g->nth - 1;
+	return &g->th[g->nth - 1];
+}
+
+static void
+note_time(struct rtprof_gecko *g, uint64_t t)
+{
+	if (!g->have_t) {
+		g->first_t = g->last_t = t;
+		g->have_t = true;
+	}
+	if (t < g->first_t)
+		g->first_t = t;
+	if (t > g->last_t)
+		g->last_t = t;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading: dump reader callbacks                                       */
+
+static const char *const gecko_colors[] = {
+	"transparent", "purple", "green", "orange", "yellow", "lightblue",
+	"blue", "brown", "magenta", "red", "lightred", "darkgrey", "grey",
+};
+
+static const char *
+color_of(const char *c)
+{
+	for (size_t i = 0; i < sizeof(gecko_colors) / sizeof(*gecko_colors);
+	    i++)
+		if (c != NULL && strcmp(c, gecko_colors[i]) == 0)
+			return gecko_colors[i];
+	return "grey";
+}
+
+static int
+cat_add(struct rtprof_gecko *g, const char *name, const char *color)
+{
+	if (g->ncat >= GECKO_MAX_CATEGORIES)
+		return -1;
+	g->cat[g->ncat].name = dup_opt(name, &g->err);
+	g->cat[g->ncat].color = color_of(color);
+	return (int)g->ncat++;
+}
+
+static int
+on_frame(void *ctx, const struct rtprof_dump_frame *f)
+{
+	struct rtprof_gecko *g = ctx;
+
+	g->cur_session = f->session_index;
+	if (f->kind == RTPROF_FRAME_HEADER && g->session_index == 0)
+		g->session_index = f->session_index;
+	if (g->session_index != 0 && f->session_index != g->session_index) {
+		g->ignored_frames++;
+		if (f->session_index != g->last_ignored_session) {
+			g->last_ignored_session = f->session_index;
+			g->ignored_sessions++;
+		}
+	}
+	return 0;
+}
+
+static int
+on_header(void *ctx, const struct rtprof_dump_header *h)
+{
+	struct rtprof_gecko *g = ctx;
+	uint32_t i, ndump;
+
+	if (!in_session(g) || g->have_header)
+		return 0;
+	g->have_header = true;
+	g->pid = h->pid;
+	g->ppid = h->ppid;
+	g->process = dup_opt(h->process, &g->err);
+	g->exe = dup_opt(h->exe, &g->err);
+	g->sysname = dup_opt(h->machine.sysname, &g->err);
+	g->release = dup_opt(h->machine.release, &g->err);
+	g->machine = dup_opt(h->machine.machine, &g->err);
+	g->hostname = dup_opt(h->machine.hostname, &g->err);
+	g->cpus = h->machine.cpus;
+	g->clock_source = dup_opt(h->clock.source, &g->err);
+	g->ticks_per_second = h->clock.ticks_per_second;
+	g->start_ticks = h->clock.start_ticks;
+	g->start_mono_ns = h->clock.start_mono_ns;
+	g->start_wall_ns = h->clock.start_wall_ns;
+	g->mode = dup_opt(h->settings.mode, &g->err);
+	g->sample_interval_us = h->settings.sample_interval_us;
+
+	/*
+	 * The dump's categories keep their ids as indexes; room is left for
+	 * an Idle and a grey default category when the dump has none.
+	 */
+	ndump = h->ncategories;
+	if (ndump > GECKO_MAX_CATEGORIES - 2)
+		ndump = GECKO_MAX_CATEGORIES - 2;
+	g->ndump_cat = ndump;
+	g->cat_default = g->cat_idle = g->cat_profiler = UINT32_MAX;
+	for (i = 0; i < ndump; i++) {
+		const char *n = h->category_names[i];
+
+		cat_add(g, n != NULL ? n : "", h->category_colors[i]);
+		if (n != NULL && strcmp(n, "Idle") == 0 &&
+		    g->cat_idle == UINT32_MAX)
+			g->cat_idle = i;
+		if (n != NULL && strcmp(n, "Profiler") == 0 &&
+		    g->cat_profiler == UINT32_MAX)
+			g->cat_profiler = i;
+		if (strcmp(g->cat[i].color, "grey") == 0 &&
+		    g->cat_default == UINT32_MAX)
+			g->cat_default = i;
+	}
+	if (g->cat_default == UINT32_MAX)
+		g->cat_default = (uint32_t)cat_add(g, "Other", "grey");
+	if (g->cat_idle == UINT32_MAX)
+		g->cat_idle = (uint32_t)cat_add(g, "Idle", "transparent");
+	if (g->cat_profiler == UINT32_MAX)
+		g->cat_profiler = g->cat_default;
+	return g->err;
+}
+
+static int
+on_modules(void *ctx, const struct rtprof_dump_module *m, size_t n)
+{
+	struct rtprof_gecko *g = ctx;
+
+	if (!in_session(g) || g->nmod != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct gmodule gm;
+
+		memset(&gm, 0, sizeof(gm));
+		gm.path = dup_opt(m[i].path != NULL ? m[i].path : "", &g->err);
+		gm.start = m[i].start;
+		gm.end = m[i].end;
+		gm.offset = m[i].offset;
+		gm.build_id_len = m[i].build_id_len;
+		if (gm.build_id_len > sizeof(gm.build_id))
+			gm.build_id_len = sizeof(gm.build_id);
+		if (m[i].build_id != NULL)
+			memcpy(gm.build_id, m[i].build_id, gm.build_id_len);
+		else
+			gm.build_id_len = 0;
+		if (VEC_PUSH(g, g->mod, g->nmod, g->modcap, gm) != 0) {
+			free(gm.path);
+			break;
+		}
+	}
+	return g->err;
+}
+
+static int
+on_thread(void *ctx, const struct rtprof_dump_thread *t)
+{
+	struct rtprof_gecko *g = ctx;
+	struct gthread *th;
+
+	if (!in_session(g))
+		return 0;
+	th = thread_get(g, t->tid);
+	if (th == NULL)
+		return g->err;
+	/* A later THREAD frame for the same tid replaces an earlier one. */
+	free(th->name);
+	th->name = dup_opt(t->name != NULL ? t->name : "", &g->err);
+	th->flags = t->flags;
+	th->described = true;
+	th->has_reg = true;
+	th->reg = t->register_ticks;
+	th->has_unreg = t->has_unregister;
+	th->unreg = t->unregister_ticks;
+	return g->err;
+}
+
+static int
+on_schema(void *ctx, const struct rtprof_dump_schema *s)
+{
+	struct rtprof_gecko *g = ctx;
+	struct gschema *sc;
+
+	if (!in_session(g))
+		return 0;
+	if (g->schema == NULL) {
+		g->nschema = 65536;
+		g->schema = calloc(g->nschema, sizeof(*g->schema));
+		if (g->schema == NULL)
+			return gecko_fail(g, -ENOMEM);
+	}
+	if (s->id >= g->nschema)
+		return 0;
+	sc = &g->schema[s->id];
+	if (sc->present) {
+		free(sc->name);
+		free(sc->tooltip);
+		free(sc->table);
+		free(sc->chart);
+		for (uint32_t i = 0; i < sc->nfields; i++) {
+			free(sc->f[i].key);
+			free(sc->f[i].label);
+			free(sc->f[i].format);
+		}
+		free(sc->f);
+	}
+	memset(sc, 0, sizeof(*sc));
+	sc->present = true;
+	sc->name = dup_opt(s->name != NULL ? s->name : "", &g->err);
+	sc->category = s->category;
+	sc->display = s->display;
+	sc->tooltip = dup_opt(s->tooltip, &g->err);
+	sc->table = dup_opt(s->table, &g->err);
+	sc->chart = dup_opt(s->chart, &g->err);
+	if (s->nfields != 0) {
+		sc->f = calloc(s->nfields, sizeof(*sc->f));
+		if (sc->f == NULL)
+			return gecko_fail(g, -ENOMEM);
+		sc->nfields = s->nfields;
+	}
+	for (uint32_t i = 0; i < s->nfields; i++) {
+		const struct rtprof_dump_field *f = &s->fields[i];
+
+		sc->f[i].key = dup_opt(f->key != NULL ? f->key : "", &g->err);
+		sc->f[i].label = dup_opt(f->label != NULL ? f->label : "",
+		    &g->err);
+		sc->f[i].format = dup_opt(f->format != NULL ? f->format : "",
+		    &g->err);
+		sc->f[i].kind = f->kind;
+	}
+	return g->err;
+}
+
+static struct gcounter *
+counter_get(struct rtprof_gecko *g, uint32_t id)
+{
+	struct gcounter c;
+	int64_t i = idmap_get(&g->ctr_idx, id);
+
+	if (i >= 0)
+		return &g->ctr[i];
+	memset(&c, 0, sizeof(c));
+	c.id = id;
+	if (VEC_PUSH(g, g->ctr, g->nctr, g->ctrcap, c) != 0)
+		return NULL;
+	if (idmap_put(&g->ctr_idx, id, g->nctr - 1) != 0) {
+		gecko_fail(g, -ENOMEM);
+		return NULL;
+	}
+	return &g->ctr[g->nctr - 1];
+}
+
+static int
+on_counter(void *ctx, const struct rtprof_dump_counter *c)
+{
+	struct rtprof_gecko *g = ctx;
+	struct gcounter *gc;
+
+	if (!in_session(g))
+		return 0;
+	gc = counter_get(g, c->id);
+	if (gc == NULL)
+		return g->err;
+	free(gc->name);
+	free(gc->category);
+	free(gc->description);
+	gc->name = dup_opt(c->name, &g->err);
+	gc->category = dup_opt(c->category, &g->err);
+	gc->description = dup_opt(c->description, &g->err);
+	return g->err;
+}
+
+static int
+counter_value(struct rtprof_gecko *g, uint32_t id, uint64_t t, int64_t v)
+{
+	struct gcounter *gc = counter_get(g, id);
+	struct gcval cv = { .t = t, .v = v };
+
+	if (gc == NULL)
+		return g->err;
+	cv.seq = g->seq++;
+	note_time(g, t);
+	return VEC_PUSH(g, gc->s, gc->ns, gc->scap, cv);
+}
+
+static int
+on_string(void *ctx, uint64_t ref, const char *text, size_t len)
+{
+	struct rtprof_gecko *g = ctx;
+
+	if (!in_session(g))
+		return 0;
+	if (strmap_put(&g->strings, ref, text, len) != 0)
+		return gecko_fail(g, -ENOMEM);
+	return 0;
+}
+
+static int
+on_data(void *ctx, const struct rtprof_dump_data *d)
+{
+	struct rtprof_gecko *g = ctx;
+	struct gthread *th;
+
+	if (!in_session(g))
+		return 0;
+	th = thread_get(g, d->tid);
+	if (th == NULL)
+		return g->err;
+	th->dropped_full += d->dropped_full;
+	th->dropped_nested += d->dropped_nested;
+	return 0;
+}
+
+static int
+sample_add(struct rtprof_gecko *g, struct gthread *th, uint64_t t, bool idle)
+{
+	struct gsample s = { .t = t, .seq = g->seq++, .idle = idle };
+
+	return VEC_PUSH(g, th->s, th->ns, th->scap, s);
+}
+
+/* Does the begin @b pair with the end @e (same name, or same type)? */
+static bool
+pairs_with(const struct gmark *b, const struct gmark *e)
+{
+	if (b->kind != e->kind)
+		return false;
+	if (b->kind == RTPROF_REC_TYPED)
+		return b->type == e->type;
+	return b->name == e->name;
+}
+
+static int
+marker_add(struct rtprof_gecko *g, struct gthread *th, struct gmark *m)
+{
+	m->seq = g->seq++;
+	if (m->phase == 3) {
+		/*
+		 * An end pairs with the latest open begin of the same name:
+		 * the begin becomes a complete interval (phase 1), which the
+		 * front-end displays better than a 2/3 pair.
+		 */
+		size_t lim = th->nopen > GECKO_PAIR_SEARCH ?
+		    th->nopen - GECKO_PAIR_SEARCH : 0;
+
+		for (size_t i = th->nopen; i > lim; i--) {
+			struct gmark *b = &th->m[th->open[i - 1]];
+
+			if (!pairs_with(b, m))
+				continue;
+			b->phase = 1;
+			b->t1 = m->t0 >= b->t0 ? m->t0 : b->t0;
+			memmove(&th->open[i - 1], &th->open[i],
+			    (th->nopen - i) * sizeof(*th->open));
+			th->nopen--;
+			free(m->vals);
+			m->vals = NULL;
+			return 0;
+		}
+		m->t1 = m->t0;
+	}
+	if (VEC_PUSH(g, th->m, th->nm, th->mcap, *m) != 0) {
+		free(m->vals);
+		return g->err;
+	}
+	if (m->phase == 2 &&
+	    VEC_PUSH(g, th->open, th->nopen, th->opencap, th->nm - 1) != 0)
+		return g->err;
+	return 0;
+}
+
+/* Copy the typed fields of @r, copied strings included. */
+static struct rtprof_val *
+vals_copy(struct rtprof_gecko *g, const struct rtprof_rec_view *r)
+{
+	size_t n = r->nvals, bytes = 0, off;
+	struct rtprof_val *v;
+	char *s;
+
+	if (n == 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (r->vals[i].kind == RTPROF_VAL_STR)
+			bytes += r->vals[i].v.str.n + 1;
+	v = malloc(n * sizeof(*v) + bytes);
+	if (v == NULL) {
+		gecko_fail(g, -ENOMEM);
+		return NULL;
+	}
+	s = (char *)(v + n);
+	off = 0;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = r->vals[i];
+		if (v[i].kind != RTPROF_VAL_STR)
+			continue;
+		if (v[i].v.str.n != 0)
+			memcpy(s + off, r->vals[i].v.str.p, v[i].v.str.n);
+		s[off + v[i].v.str.n] = '\0';
+		v[i].v.str.p = s + off;
+		off += v[i].v.str.n + 1;
+	}
+	return v;
+}
+
+static int
+on_record(void *ctx, const struct rtprof_dump_data *d,
+    const struct rtprof_rec_view *r)
+{
+	struct rtprof_gecko *g = ctx;
+	struct gthread *th;
+	struct gmark m;
+
+	if (!in_session(g))
+		return 0;
+	th = thread_get(g, d->tid);
+	if (th == NULL)
+		return g->err;
+	th->recs++;
+	if (r->kind <= RTPROF_REC_KIND_MAX)
+		g->recs_by_kind[r->kind]++;
+	if (!th->has_first || r->t0 < th->first_ticks) {
+		th->first_ticks = r->t0;
+		th->has_first = true;
+	}
+	note_time(g, r->t0);
+	memset(&m, 0, sizeof(m));
+	m.kind = r->kind;
+	m.t0 = r->t0;
+	m.name = r->name;
+	m.category = r->category;
+	switch (r->kind) {
+	case RTPROF_REC_INSTANT:
+		m.phase = 0;
+		return marker_add(g, th, &m);
+	case RTPROF_REC_BEGIN:
+		m.phase = 2;
+		return marker_add(g, th, &m);
+	case RTPROF_REC_END:
+		m.kind = RTPROF_REC_BEGIN;      /* pairs with a begin */
+		m.phase = 3;
+		return marker_add(g, th, &m);
+	case RTPROF_REC_INTERVAL:
+		m.phase = 1;
+		m.t1 = r->t1 >= r->t0 ? r->t1 : r->t0;
+		note_time(g, m.t1);
+		return marker_add(g, th, &m);
+	case RTPROF_REC_TYPED:
+		if (r->phase > 3)
+			return 0;
+		m.phase = r->phase;
+		m.type = r->id;
+		m.t1 = r->phase == 1 && r->t1 >= r->t0 ? r->t1 : r->t0;
+		m.nvals = (uint8_t)r->nvals;
+		m.vals = vals_copy(g, r);
+		if (g->err != 0)
+			return g->err;
+		if (g->schema != NULL && g->schema[r->id].present)
+			m.category = (uint8_t)g->schema[r->id].category;
+		else
+			m.category = 0;
+		note_time(g, m.t1);
+		return marker_add(g, th, &m);
+	case RTPROF_REC_COUNTER:
+		return counter_value(g, r->id, r->t0, r->value);
+	case RTPROF_REC_SLEEP:
+		return sample_add(g, th, r->t0, true);
+	case RTPROF_REC_WAKE:
+		return sample_add(g, th, r->t0, false);
+	default:
+		return 0;
+	}
+}
+
+static int
+on_pause(void *ctx, uint64_t start_ticks, uint64_t end_ticks)
+{
+	struct rtprof_gecko *g = ctx;
+	uint64_t p[2] = { start_ticks, end_ticks >= start_ticks ? end_ticks :
+	    start_ticks };
+
+	if (!in_session(g))
+		return 0;
+	if (grow((void **)&g->pause, &g->pausecap, g->npause + 1,
+	    sizeof(*g->pause)) != 0)
+		return gecko_fail(g, -ENOMEM);
+	g->pause[g->npause][0] = p[0];
+	g->pause[g->npause][1] = p[1];
+	g->npause++;
+	return 0;
+}
+
+static int
+on_values(void *ctx, uint64_t ticks, size_t n, const uint32_t *ids,
+    const int64_t *values)
+{
+	struct rtprof_gecko *g = ctx;
+
+	if (!in_session(g))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (counter_value(g, ids[i], ticks, values[i]) != 0)
+			return g->err;
+	return 0;
+}
+
+static int
+on_event(void *ctx, const struct rtprof_dump_event *e)
+{
+	struct rtprof_gecko *g = ctx;
+	struct gevent ev;
+
+	if (!in_session(g))
+		return 0;
+	g->ev_total++;
+	if (g->nev >= GECKO_MAX_EVENTS)
+		return 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.ticks = e->ticks;
+	ev.what = dup_opt(e->what != NULL ? e->what : "", &g->err);
+	ev.has_errno = e->has_errno;
+	ev.errnum = e->errnum;
+	ev.message = dup_opt(e->message, &g->err);
+	ev.has_max_bytes = e->has_max_bytes;
+	ev.max_bytes = e->max_bytes;
+	if (VEC_PUSH(g, g->ev, g->nev, g->evcap, ev) != 0) {
+		free(ev.what);
+		free(ev.message);
+	}
+	return g->err;
+}
+
+static int
+on_trailer(void *ctx, const struct rtprof_dump_trailer *t)
+{
+	struct rtprof_gecko *g = ctx;
+
+	if (!in_session(g))
+		return 0;
+	g->have_trailer = true;
+	g->stop_ticks = t->stop_ticks;
+	g->stop_mono_ns = t->stop_mono_ns;
+	g->tr_chunks_lost = t->chunks_lost;
+	g->tr_limit_reached = t->limit_reached;
+	for (size_t i = 0; i < t->nthreads; i++) {
+		struct gthread *th = thread_get(g, t->threads[i].tid);
+
+		if (th == NULL)
+			return g->err;
+		th->in_trailer = true;
+		th->tr_recorded = t->threads[i].recorded;
+		th->tr_dropped_full = t->threads[i].dropped_full;
+		th->tr_dropped_nested = t->threads[i].dropped_nested;
+		th->tr_recycled = t->threads[i].recycled;
+	}
+	return 0;
+}
+
+static int
+on_damage(void *ctx, const struct rtprof_dump_damage *d)
+{
+	struct rtprof_gecko *g = ctx;
+	struct gdamage gd = {
+		.kind = d->kind, .offset = d->offset, .length = d->length,
+		.count = d->count, .session_index = d->session_index,
+		.message = d->message,
+	};
+
+	g->dmg_total++;
+	if (g->ndmg >= GECKO_MAX_DAMAGE)
+		return 0;
+	return VEC_PUSH(g, g->dmg, g->ndmg, g->dmgcap, gd);
+}
+
+/* ------------------------------------------------------------------ */
+/* Public: lifetime and reading                                         */
+
+int
+rtprof_gecko_new(struct rtprof_gecko **out, const char *input_name)
+{
+	struct rtprof_gecko *g = calloc(1, sizeof(*g));
+
+	if (g == NULL)
+		return -ENOMEM;
+	g->input = dup_opt(input_name != NULL ? input_name : "", &g->err);
+	if (g->err != 0) {
+		free(g);
+		return -ENOMEM;
+	}
+	*out = g;
+	return 0;
+}
+
+void
+rtprof_gecko_free(struct rtprof_gecko *g)
+{
+	if (g == NULL)
+		return;
+	free(g->input);
+	free(g->process);
+	free(g->exe);
+	free(g->sysname);
+	free(g->release);
+	free(g->machine);
+	free(g->hostname);
+	free(g->clock_source);
+	free(g->mode);
+	for (uint32_t i = 0; i < g->ncat; i++)
+		free(g->cat[i].name);
+	for (size_t i = 0; i < g->nmod; i++)
+		free(g->mod[i].path);
+	free(g->mod);
+	for (size_t i = 0; i < g->nth; i++) {
+		struct gthread *th = &g->th[i];
+
+		free(th->name);
+		for (size_t k = 0; k < th->nm; k++)
+			free(th->m[k].vals);
+		free(th->m);
+		free(th->open);
+		free(th->s);
+	}
+	free(g->th);
+	free(g->th_idx.e);
+	free(g->ctr_idx.e);
+	for (size_t i = 0; g->schema != NULL && i < g->nschema; i++) {
+		struct gschema *sc = &g->schema[i];
+
+		if (!sc->present)
+			continue;
+		free(sc->name);
+		free(sc->tooltip);
+		free(sc->table);
+		free(sc->chart);
+		for (uint32_t k = 0; k < sc->nfields; k++) {
+			free(sc->f[k].key);
+			free(sc->f[k].label);
+			free(sc->f[k].format);
+		}
+		free(sc->f);
+	}
+	free(g->schema);
+	for (size_t i = 0; i < g->nctr; i++) {
+		free(g->ctr[i].name);
+		free(g->ctr[i].category);
+		free(g->ctr[i].description);
+		free(g->ctr[i].s);
+	}
+	free(g->ctr);
+	for (size_t i = 0; i < g->strings.nslot; i++)
+		free(g->strings.e[i].text);
+	free(g->strings.e);
+	free(g->pause);
+	free(g->dmg);
+	for (size_t i = 0; i < g->nev; i++) {
+		free(g->ev[i].what);
+		free(g->ev[i].message);
+	}
+	free(g->ev);
+	free(g);
+}
+
+int
+rtprof_gecko_read_fd(struct rtprof_gecko *g, int fd,
+    struct rtprof_dump_stats *st)
+{
+	struct rtprof_dump_cb cb = {
+		.ctx = g,
+		.on_frame = on_frame,
+		.on_header = on_header,
+		.on_modules = on_modules,
+		.on_thread = on_thread,
+		.on_schema = on_schema,
+		.on_counter = on_counter,
+		.on_string = on_string,
+		.on_data = on_data,
+		.on_record = on_record,
+		.on_pause = on_pause,
+		.on_values = on_values,
+		.on_event = on_event,
+		.on_trailer = on_trailer,
+		.on_damage = on_damage,
+	};
+	int rc = rtprof_dump_read_fd(fd, &cb, &g->stats);
+
+	if (st != NULL)
+		*st = g->stats;
+	if (g->err != 0)
+		return g->err;
+	return rc;
+}
+
+uint64_t
+rtprof_gecko_problems(const struct rtprof_gecko *g)
+{
+	return g->dmg_total + g->ignored_frames;
+}
+
+int
+rtprof_gecko_first_damage(const struct rtprof_gecko *g, uint64_t *offset,
+    const char **message)
+{
+	if (g->ndmg == 0)
+		return -ENOENT;
+	*offset = g->dmg[0].offset;
+	*message = g->dmg[0].message;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing                                                              */
+
+/* Per-thread output state: tables built while the thread is written. */
+struct tout {
+	struct strtab str;
+	int64_t frame_awake, frame_idle;        /* frameTable rows or -1 */
+	int64_t stack_awake, stack_idle;
+	int64_t nframes, nstacks;
+};
+
+static const char *
+string_text(const struct rtprof_gecko *g, uint64_t ref, char *buf,
+    size_t size, size_t *len)
+{
+	const struct strmap_ent *e = strmap_find(&g->strings, ref);
+
+	if (e != NULL) {
+		*len = e->len;
+		return e->text;
+	}
+	snprintf(buf, size, "(unknown string 0x%" PRIx64 ")", ref);
+	*len = strlen(buf);
+	return buf;
+}
+
+static int64_t
+intern(struct rtprof_gecko *g, struct tout *to, const char *s, size_t n)
+{
+	int64_t i = strtab_intern(&to->str, s, n);
+
+	if (i < 0) {
+		gecko_fail(g, -ENOMEM);
+		return 0;
+	}
+	return i;
+}
+
+static uint32_t
+cat_index(const struct rtprof_gecko *g, uint32_t id)
+{
+	return id < g->ndump_cat ? id : g->cat_default;
+}
+
+static const char *
+display_name(unsigned bit)
+{
+	static const char *const names[] = {
+		"marker-chart", "marker-table", "timeline-overview",
+		"timeline-memory", "timeline-ipc", "timeline-fileio",
+		"stack-chart",
+	};
+
+	return bit < sizeof(names) / sizeof(*names) ? names[bit] : NULL;
+}
+
+static bool
+format_known(const char *f)
+{
+	static const char *const formats[] = {
+		"url", "file-path", "sanitized-string", "string",
+		"unique-string", "flow-id", "terminating-flow-id", "duration",
+		"time", "seconds", "milliseconds", "microseconds",
+		"nanoseconds", "bytes", "percentage", "integer", "decimal",
+		"hexadecimal", "pid", "tid", "list",
+	};
+
+	for (size_t i = 0; i < sizeof(formats) / sizeof(*formats); i++)
+		if (strcmp(f, formats[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Formats whose values are stringTable indexes. */
+static bool
+format_is_index(const char *f)
+{
+	return strcmp(f, "unique-string") == 0 || strcmp(f, "flow-id") == 0 ||
+	    strcmp(f, "terminating-flow-id") == 0;
+}
+
+/* The format written for a field: as declared when valid, else by kind. */
+static const char *
+field_format(const char *declared, uint32_t kind)
+{
+	if (declared != NULL && format_known(declared))
+		return declared;
+	switch (kind) {
+	case 1:
+	case 2:
+		return "integer";
+	case 3:
+		return "decimal";
+	default:
+		return "string";
+	}
+}
+
+
+static void
+write_schema(struct rtprof_gecko *g, struct json *j, size_t id)
+{
+	const struct gschema *sc = &g->schema[id];
+
+	json_obj(j);
+	json_key(j, "name");
+	json_str(j, sc->name);
+	json_key(j, "display");
+	json_arr(j);
+	if ((sc->display & 0x7f) == 0) {
+		json_str(j, "marker-chart");
+		json_str(j, "marker-table");
+	}
+	for (unsigned b = 0; b < 7; b++)
+		if (sc->display & (1u << b))
+			json_str(j, display_name(b));
+	json_arr_end(j);
+	if (sc->tooltip != NULL) {
+		json_key(j, "tooltipLabel");
+		json_str(j, sc->tooltip);
+	}
+	if (sc->table != NULL) {
+		json_key(j, "tableLabel");
+		json_str(j, sc->table);
+	}
+	if (sc->chart != NULL) {
+		json_key(j, "chartLabel");
+		json_str(j, sc->chart);
+	}
+	json_key(j, "data");
+	json_arr(j);
+	for (uint32_t i = 0; i < sc->nfields; i++) {
+		const char *fmt = field_format(sc->f[i].format, sc->f[i].kind);
+
+		/* "type" is the payload's schema selector: never a field. */
+		if (strcmp(sc->f[i].key, "type") == 0)
+			continue;
+		json_obj(j);
+		json_key(j, "key");
+		json_str(j, sc->f[i].key);
+		json_key(j, "label");
+		json_str(j, sc->f[i].label[0] != '\0' ? sc->f[i].label :
+		    sc->f[i].key);
+		json_key(j, "format");
+		json_str(j, fmt);
+		if (sc->f[i].kind >= 4 && !format_is_index(fmt)) {
+			json_key(j, "searchable");
+			json_bool(j, true);
+		}
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+#define RTPROF_PAUSE_SCHEMA "rtprof.Paused"
+
+static void
+write_meta(struct rtprof_gecko *g, struct json *j)
+{
+	double interval = (double)g->sample_interval_us / 1000.0;
+	struct strtab seen;
+	char oscpu[256];
+
+	if (!(interval > 0.0))
+		interval = 1.0;
+	json_key(j, "meta");
+	json_obj(j);
+	json_key(j, "version");
+	json_u64(j, GECKO_VERSION);
+	json_key(j, "interval");
+	json_f64(j, interval);
+	json_key(j, "startTime");
+	json_f64(j, (double)g->start_wall_ns / 1e6);
+	json_key(j, "shutdownTime");
+	json_null(j);
+	if (g->have_trailer) {
+		/*
+		 * The session's range, widened to every event: the last
+		 * VALUES frame may be stamped after the stop pair was read.
+		 */
+		double end = gecko_ms(g, g->stop_ticks);
+
+		if (g->have_t && gecko_ms(g, g->last_t) > end)
+			end = gecko_ms(g, g->last_t);
+		json_key(j, "profilingStartTime");
+		json_f64(j, 0.0);
+		json_key(j, "profilingEndTime");
+		json_f64(j, end + interval);
+	}
+	json_key(j, "processType");
+	json_u64(j, 0);
+	json_key(j, "product");
+	json_str(j, "rtprof");
+	json_key(j, "platform");
+	json_str(j, g->sysname != NULL ? g->sysname : "");
+	snprintf(oscpu, sizeof(oscpu), "%s %s %s",
+	    g->sysname != NULL ? g->sysname : "",
+	    g->release != NULL ? g->release : "",
+	    g->machine != NULL ? g->machine : "");
+	json_key(j, "oscpu");
+	json_str(j, oscpu);
+	json_key(j, "abi");
+	json_str(j, g->machine != NULL ? g->machine : "");
+	if (g->cpus > 0) {
+		json_key(j, "logicalCPUs");
+		json_i64(j, g->cpus);
+	}
+	json_key(j, "stackwalk");
+	json_u64(j, 0);
+	json_key(j, "debug");
+	json_u64(j, 0);
+	json_key(j, "presymbolicated");
+	json_bool(j, true);
+	/* sampleUnits: only with threadCPUDelta, which needs the sampler. */
+	json_key(j, "categories");
+	json_arr(j);
+	for (uint32_t i = 0; i < g->ncat; i++) {
+		json_obj(j);
+		json_key(j, "name");
+		json_str(j, g->cat[i].name != NULL ? g->cat[i].name : "");
+		json_key(j, "color");
+		json_str(j, g->cat[i].color);
+		json_key(j, "subcategories");
+		json_arr(j);
+		json_str(j, "Other");
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_key(j, "markerSchema");
+	json_arr(j);
+	/*
+	 * Schema names must be unique: the first type of a name wins (its
+	 * markers and those of later types with the same name share it).
+	 */
+	memset(&seen, 0, sizeof(seen));
+	for (size_t i = 0; g->schema != NULL && i < g->nschema; i++) {
+		size_t before = seen.n;
+
+		if (!g->schema[i].present)
+			continue;
+		if (strtab_intern(&seen, g->schema[i].name,
+		    strlen(g->schema[i].name)) < 0) {
+			gecko_fail(g, -ENOMEM);
+			break;
+		}
+		if (seen.n != before)
+			write_schema(g, j, i);
+	}
+	strtab_free(&seen);
+	/* rtprof's own marker types. */
+	json_obj(j);
+	json_key(j, "name");
+	json_str(j, RTPROF_PAUSE_SCHEMA);
+	json_key(j, "display");
+	json_arr(j);
+	json_str(j, "marker-chart");
+	json_str(j, "marker-table");
+	json_str(j, "timeline-overview");
+	json_arr_end(j);
+	json_key(j, "tooltipLabel");
+	json_str(j, "Recording paused");
+	json_key(j, "tableLabel");
+	json_str(j, "Recording paused");
+	json_key(j, "chartLabel");
+	json_str(j, "paused");
+	json_key(j, "data");
+	json_arr(j);
+	json_obj(j);
+	json_key(j, "label");
+	json_str(j, "Description");
+	json_key(j, "value");
+	json_str(j, "rtprof recorded nothing in this range "
+	    "(rtprof_session_pause)");
+	json_obj_end(j);
+	json_arr_end(j);
+	json_obj_end(j);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static const char *
+basename_of(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s != NULL ? s + 1 : p;
+}
+
+static int
+mod_cmp(const void *a, const void *b)
+{
+	const struct gmodule *x = *(const struct gmodule *const *)a;
+	const struct gmodule *y = *(const struct gmodule *const *)b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * Breakpad id of an ELF build id: its first 16 bytes read as a GUID (the
+ * first three fields byte-swapped, as Breakpad's dump_syms does), upper
+ * hex, then the age "0". Empty build id: "".
+ */
+static void
+breakpad_id(const struct gmodule *m, char *out)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	static const int order[16] = { 3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11,
+	    12, 13, 14, 15 };
+	unsigned char id[16] = { 0 };
+	size_t n = m->build_id_len < 16 ? m->build_id_len : 16;
+
+	if (m->build_id_len == 0) {
+		out[0] = '\0';
+		return;
+	}
+	memcpy(id, m->build_id, n);
+	for (int i = 0; i < 16; i++) {
+		out[2 * i] = hex[id[order[i]] >> 4];
+		out[2 * i + 1] = hex[id[order[i]] & 15];
+	}
+	out[32] = '0';
+	out[33] = '\0';
+}
+
+static void
+write_libs(struct rtprof_gecko *g, struct json *j)
+{
+	const struct gmodule **v = NULL;
+	uint64_t last_end = 0;
+
+	json_key(j, "libs");
+	json_arr(j);
+	if (g->nmod != 0) {
+		v = malloc(g->nmod * sizeof(*v));
+		if (v == NULL) {
+			gecko_fail(g, -ENOMEM);
+			json_arr_end(j);
+			return;
+		}
+	}
+	for (size_t i = 0; i < g->nmod; i++)
+		v[i] = &g->mod[i];
+	if (g->nmod > 1)
+		qsort(v, g->nmod, sizeof(*v), mod_cmp);
+	for (size_t i = 0; i < g->nmod; i++) {
+		const struct gmodule *m = v[i];
+		char bp[34];
+
+		/* The front-end needs sorted, non-overlapping ranges. */
+		if (m->end <= m->start || (i != 0 && m->start < last_end))
+			continue;
+		last_end = m->end;
+		breakpad_id(m, bp);
+		json_obj(j);
+		json_key(j, "start");
+		json_u64(j, m->start);
+		json_key(j, "end");
+		json_u64(j, m->end);
+		json_key(j, "offset");
+		json_u64(j, m->offset);
+		json_key(j, "name");
+		json_str(j, basename_of(m->path));
+		json_key(j, "path");
+		json_str(j, m->path);
+		json_key(j, "debugName");
+		json_str(j, basename_of(m->path));
+		json_key(j, "debugPath");
+		json_str(j, m->path);
+		json_key(j, "breakpadId");
+		json_str(j, bp);
+		json_key(j, "arch");
+		json_str(j, g->machine != NULL ? g->machine : "");
+		json_obj_end(j);
+	}
+	free(v);
+	json_arr_end(j);
+}
+
+static int
+cval_cmp(const void *a, const void *b)
+{
+	const struct gcval *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void
+write_counters(struct rtprof_gecko *g, struct json *j)
+{
+	json_key(j, "counters");
+	json_arr(j);
+	for (size_t i = 0; i < g->nctr; i++) {
+		struct gcounter *c = &g->ctr[i];
+		bool self = c->id == RTPROF_COUNTER_SELF_MEMORY;
+		const char *cat = self ? "Memory" :
+		    c->category != NULL && c->category[0] != '\0' ?
+		    c->category : "Other";
+		bool memory = strcmp(cat, "Memory") == 0;
+		char name[64];
+		int64_t prev = 0;
+		bool have_prev = false;
+
+		if (c->ns == 0)
+			continue;       /* dropped by the front-end anyway */
+		qsort(c->s, c->ns, sizeof(*c->s), cval_cmp);
+		if (self)
+			snprintf(name, sizeof(name), GECKO_SELF_MEMORY_NAME);
+		else if (c->name == NULL)
+			snprintf(name, sizeof(name), "counter %" PRIu32, c->id);
+		json_obj(j);
+		json_key(j, "name");
+		json_str(j, self || c->name == NULL ? name : c->name);
+		json_key(j, "category");
+		json_str(j, cat);
+		json_key(j, "description");
+		json_str(j, self ? "rtprof's own memory: chunks, thread "
+		    "records, descriptors" : c->description != NULL ?
+		    c->description : "");
+		json_key(j, "samples");
+		json_obj(j);
+		json_key(j, "schema");
+		json_obj(j);
+		json_key(j, "time");
+		json_u64(j, 0);
+		json_key(j, "count");
+		json_u64(j, 1);
+		json_obj_end(j);
+		json_key(j, "data");
+		json_arr(j);
+		for (size_t k = 0; k < c->ns; k++) {
+			/*
+			 * A value equal to the previous one adds nothing:
+			 * registered threads report a change both as a
+			 * record and in the next VALUES frame.
+			 */
+			if (have_prev && c->s[k].v == prev)
+				continue;
+			json_arr(j);
+			json_f64(j, gecko_ms(g, c->s[k].t));
+			/* Memory tracks want the change, others the value. */
+			json_i64(j, memory ? (int64_t)((uint64_t)c->s[k].v -
+			    (uint64_t)prev) : c->s[k].v);
+			json_arr_end(j);
+			prev = c->s[k].v;
+			have_prev = true;
+		}
+		json_arr_end(j);
+		json_obj_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void
+write_paused_ranges(struct rtprof_gecko *g, struct json *j)
+{
+	json_key(j, "pausedRanges");
+	json_arr(j);
+	for (size_t i = 0; i < g->npause; i++) {
+		json_obj(j);
+		json_key(j, "startTime");
+		json_f64(j, gecko_ms(g, g->pause[i][0]));
+		json_key(j, "endTime");
+		json_f64(j, gecko_ms(g, g->pause[i][1]));
+		json_key(j, "reason");
+		json_str(j, "profiler-paused");
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void
+write_gathering_log(struct rtprof_gecko *g, struct json *j)
+{
+	const struct rtprof_dump_stats *st = &g->stats;
+
+	json_key(j, "profileGatheringLog");
+	json_obj(j);
+	json_key(j, "converter");
+	json_str(j, "msgpack2gecko (rtprof) milestone 1");
+	json_key(j, "input");
+	json_str(j, g->input);
+	json_key(j, "bytesRead");
+	json_u64(j, st->bytes);
+	json_key(j, "frames");
+	json_u64(j, st->frames);
+	json_key(j, "records");
+	json_u64(j, st->records);
+	json_key(j, "damageReports");
+	json_u64(j, g->dmg_total);
+	json_key(j, "damage");
+	json_arr(j);
+	for (size_t i = 0; i < g->ndmg; i++) {
+		const struct gdamage *d = &g->dmg[i];
+
+		json_obj(j);
+		json_key(j, "kind");
+		json_str(j, rtprof_dump_damage_name(d->kind));
+		json_key(j, "offset");
+		json_u64(j, d->offset);
+		json_key(j, "length");
+		json_u64(j, d->length);
+		json_key(j, "count");
+		json_u64(j, d->count);
+		json_key(j, "session");
+		json_u64(j, d->session_index);
+		json_key(j, "message");
+		json_str(j, d->message != NULL ? d->message : "");
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	if (g->dmg_total > g->ndmg) {
+		json_key(j, "damageNotListed");
+		json_u64(j, g->dmg_total - g->ndmg);
+	}
+	json_key(j, "damagedFrames");
+	json_u64(j, st->bad_frames);
+	json_key(j, "skippedBytes");
+	json_u64(j, st->skipped_bytes);
+	json_key(j, "sequenceGaps");
+	json_u64(j, st->seq_gaps);
+	json_key(j, "repeatedFrames");
+	json_u64(j, st->seq_dups);
+	json_key(j, "badPayloads");
+	json_u64(j, st->bad_payloads);
+	json_key(j, "badRecords");
+	json_u64(j, st->bad_records);
+	json_key(j, "truncatedTailBytes");
+	json_u64(j, st->truncated_tail_bytes);
+	json_key(j, "unknownFrames");
+	json_u64(j, st->unknown_frames);
+	json_key(j, "newerVersionFrames");
+	json_u64(j, st->newer_version_frames);
+	json_key(j, "sessions");
+	json_u64(j, st->sessions);
+	json_key(j, "ignoredSessions");
+	json_u64(j, g->ignored_sessions);
+	json_key(j, "ignoredFrames");
+	json_u64(j, g->ignored_frames);
+	json_key(j, "trailer");
+	json_bool(j, g->have_trailer);
+	if (g->have_trailer) {
+		json_key(j, "chunksLost");
+		json_u64(j, g->tr_chunks_lost);
+		json_key(j, "limitReached");
+		json_bool(j, g->tr_limit_reached);
+	}
+	json_key(j, "threads");
+	json_arr(j);
+	for (size_t i = 0; i < g->nth; i++) {
+		const struct gthread *th = &g->th[i];
+
+		json_obj(j);
+		json_key(j, "tid");
+		json_i64(j, th->tid);
+		json_key(j, "recordsDecoded");
+		json_u64(j, th->recs);
+		json_key(j, "droppedFull");
+		json_u64(j, th->dropped_full);
+		json_key(j, "droppedNested");
+		json_u64(j, th->dropped_nested);
+		if (th->in_trailer) {
+			json_key(j, "recorded");
+			json_u64(j, th->tr_recorded);
+			json_key(j, "trailerDroppedFull");
+			json_u64(j, th->tr_dropped_full);
+			json_key(j, "trailerDroppedNested");
+			json_u64(j, th->tr_dropped_nested);
+			json_key(j, "recycled");
+			json_u64(j, th->tr_recycled);
+			json_key(j, "recordsMissing");
+			json_u64(j, th->tr_recorded > th->recs ?
+			    th->tr_recorded - th->recs : 0);
+		}
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_key(j, "events");
+	json_arr(j);
+	for (size_t i = 0; i < g->nev; i++) {
+		const struct gevent *e = &g->ev[i];
+
+		json_obj(j);
+		json_key(j, "what");
+		json_str(j, e->what);
+		json_key(j, "time");
+		json_f64(j, gecko_ms(g, e->ticks));
+		if (e->has_errno) {
+			json_key(j, "errno");
+			json_i64(j, e->errnum);
+		}
+		if (e->message != NULL) {
+			json_key(j, "message");
+			json_str(j, e->message);
+		}
+		if (e->has_max_bytes) {
+			json_key(j, "maxBytes");
+			json_u64(j, e->max_bytes);
+		}
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static int
+mark_cmp(const void *a, const void *b)
+{
+	const struct gmark *x = a, *y = b;
+
+	if (x->t0 != y->t0)
+		return x->t0 < y->t0 ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int
+sample_cmp(const void *a, const void *b)
+{
+	const struct gsample *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void
+write_field_value(struct rtprof_gecko *g, struct json *j, struct tout *to,
+    const char *fmt, uint32_t kind, const struct rtprof_val *v)
+{
+	char buf[64];
+	const char *s = NULL;
+	size_t n = 0;
+
+	switch (v->kind) {
+	case RTPROF_VAL_STRREF:
+		s = string_text(g, v->v.ref, buf, sizeof(buf), &n);
+		break;
+	case RTPROF_VAL_STR:
+		s = v->v.str.p;
+		n = v->v.str.n;
+		break;
+	case RTPROF_VAL_F64:
+		if (format_is_index(fmt)) {
+			snprintf(buf, sizeof(buf), "%.17g", v->v.d);
+			s = buf;
+			n = strlen(buf);
+		} else {
+			json_f64(j, v->v.d);
+			return;
+		}
+		break;
+	case RTPROF_VAL_I64:
+	case RTPROF_VAL_U64:
+		/* General encodings are tagged by sign: the schema decides. */
+		if (format_is_index(fmt)) {
+			if (kind == 1 || v->kind == RTPROF_VAL_I64)
+				snprintf(buf, sizeof(buf), "%" PRId64, v->v.i);
+			else
+				snprintf(buf, sizeof(buf), "%" PRIu64, v->v.u);
+			s = buf;
+			n = strlen(buf);
+		} else if (kind == 3) {
+			json_f64(j, v->kind == RTPROF_VAL_I64 ? (double)v->v.i :
+			    (double)v->v.u);
+			return;
+		} else if (kind == 1 || (kind != 2 &&
+		    v->kind == RTPROF_VAL_I64)) {
+			json_i64(j, v->v.i);
+			return;
+		} else {
+			json_u64(j, v->v.u);
+			return;
+		}
+		break;
+	}
+	if (s == NULL) {
+		json_null(j);
+		return;
+	}
+	if (format_is_index(fmt))
+		json_i64(j, intern(g, to, s, n));
+	else
+		json_strn(j, s, n);
+}
+
+static void
+write_marker(struct rtprof_gecko *g, struct json *j, struct tout *to,
+    const struct gmark *m)
+{
+	const struct gschema *sc = NULL;
+	char buf[64];
+	const char *name;
+	size_t n;
+
+	if (m->kind == RTPROF_REC_TYPED && g->schema != NULL &&
+	    g->schema[m->type].present)
+		sc = &g->schema[m->type];
+	json_arr(j);
+	if (m->kind == RTPROF_REC_TYPED) {
+		if (sc != NULL) {
+			name = sc->name;
+			n = strlen(name);
+		} else {
+			snprintf(buf, sizeof(buf), "(unknown marker type %u)",
+			    (unsigned)m->type);
+			name = buf;
+			n = strlen(buf);
+		}
+	} else {
+		name = string_text(g, m->name, buf, sizeof(buf), &n);
+	}
+	json_i64(j, intern(g, to, name, n));
+	switch (m->phase) {
+	case 0:
+	case 2:
+		json_f64(j, gecko_ms(g, m->t0));
+		json_null(j);
+		break;
+	case 1:
+		json_f64(j, gecko_ms(g, m->t0));
+		json_f64(j, gecko_ms(g, m->t1));
+		break;
+	default:
+		json_null(j);
+		json_f64(j, gecko_ms(g, m->t0));
+		break;
+	}
+	json_u64(j, m->phase);
+	json_u64(j, cat_index(g, m->category));
+	if (sc == NULL) {
+		json_null(j);
+	} else {
+		json_obj(j);
+		json_key(j, "type");
+		json_str(j, sc->name);
+		for (uint32_t i = 0; i < sc->nfields && i < m->nvals; i++) {
+			const char *fmt = field_format(sc->f[i].format,
+			    sc->f[i].kind);
+
+			if (strcmp(sc->f[i].key, "type") == 0)
+				continue;
+			json_key(j, sc->f[i].key);
+			write_field_value(g, j, to, fmt, sc->f[i].kind,
+			    &m->vals[i]);
+		}
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void
+write_pause_marker(struct rtprof_gecko *g, struct json *j, struct tout *to,
+    size_t i)
+{
+	json_arr(j);
+	json_i64(j, intern(g, to, "Paused", 6));
+	json_f64(j, gecko_ms(g, g->pause[i][0]));
+	json_f64(j, gecko_ms(g, g->pause[i][1]));
+	json_u64(j, 1);
+	json_u64(j, g->cat_profiler);
+	json_obj(j);
+	json_key(j, "type");
+	json_str(j, RTPROF_PAUSE_SCHEMA);
+	json_obj_end(j);
+	json_arr_end(j);
+}
+
+static void
+write_table_schema(struct json *j, const char *const *cols, size_t n)
+{
+	json_key(j, "schema");
+	json_obj(j);
+	for (size_t i = 0; i < n; i++) {
+		json_key(j, cols[i]);
+		json_u64(j, i);
+	}
+	json_obj_end(j);
+}
+
+/*
+ * One thread. @th NULL: the synthetic GeckoMain of a dump without a main
+ * thread (no markers; one sample at the session start).
+ */
+static void
+write_thread(struct rtprof_gecko *g, struct json *j, struct gthread *th,
+    bool main)
+{
+	static const char *const sample_cols[] = { "stack", "time",
+	    "eventDelay" };
+	static const char *const stack_cols[] = { "prefix", "frame" };
+	static const char *const frame_cols[] = { "location", "relevantForJS",
+	    "innerWindowID", "implementation", "line", "column", "category",
+	    "subcategory" };
+	static const char *const marker_cols[] = { "name", "startTime",
+	    "endTime", "phase", "category", "data" };
+	struct tout to;
+	char namebuf[64];
+	const char *tname;
+	double reg = 0.0, first;
+	int64_t loc;
+	size_t k;
+
+	memset(&to, 0, sizeof(to));
+	if (th != NULL && th->name != NULL && th->name[0] != '\0') {
+		tname = th->name;
+	} else if (th != NULL) {
+		snprintf(namebuf, sizeof(namebuf), "thread %" PRId64, th->tid);
+		tname = namebuf;
+	} else {
+		tname = g->process != NULL ? g->process : "main";
+	}
+	if (th != NULL && th->has_reg)
+		reg = gecko_ms(g, th->reg);
+	else if (th != NULL && th->has_first)
+		reg = gecko_ms(g, th->first_ticks);
+
+	json_obj(j);
+	json_key(j, "name");
+	json_str(j, main ? "GeckoMain" : tname);
+	json_key(j, "processType");
+	json_str(j, "default");
+	json_key(j, "processName");
+	json_str(j, g->process != NULL ? g->process : "");
+	json_key(j, "pid");
+	json_i64(j, g->pid);
+	json_key(j, "tid");
+	json_i64(j, th != NULL ? th->tid : g->pid);
+	json_key(j, "registerTime");
+	json_f64(j, reg);
+	json_key(j, "unregisterTime");
+	if (th != NULL && th->has_unreg) {
+		double u = gecko_ms(g, th->unreg);
+
+		json_f64(j, u >= reg ? u : reg);
+	} else {
+		json_null(j);
+	}
+
+	/* Markers, in start-time order; the pauses go on the main thread. */
+	json_key(j, "markers");
+	json_obj(j);
+	write_table_schema(j, marker_cols, 6);
+	json_key(j, "data");
+	json_arr(j);
+	if (th != NULL) {
+		if (th->nm > 1)
+			qsort(th->m, th->nm, sizeof(*th->m), mark_cmp);
+		for (k = 0; k < th->nm; k++)
+			write_marker(g, j, &to, &th->m[k]);
+	}
+	if (main)
+		for (k = 0; k < g->npause; k++)
+			write_pause_marker(g, j, &to, k);
+	json_arr_end(j);
+	json_obj_end(j);
+
+	/*
+	 * PLACEHOLDER until the sampler exists (issue: sampler): every thread
+	 * gets a sample at registration and one at each SLEEP (Idle frame)
+	 * and WAKE (awake frame), so that no thread is sample-less. Each stack
+	 * is a single root frame named after the thread. The sampler's real
+	 * stacks replace this.
+	 */
+	loc = intern(g, &to, tname, strlen(tname));
+	to.frame_awake = to.frame_idle = -1;
+	to.stack_awake = to.stack_idle = -1;
+	json_key(j, "samples");
+	json_obj(j);
+	write_table_schema(j, sample_cols, 3);
+	json_key(j, "data");
+	json_arr(j);
+	first = reg > 0.0 ? reg : 0.0;
+	json_arr(j);
+	json_u64(j, 0);
+	json_f64(j, first);
+	json_u64(j, 0);
+	json_arr_end(j);
+	to.stack_awake = 0;
+	to.frame_awake = 0;
+	to.nstacks = to.nframes = 1;
+	if (th != NULL) {
+		bool idle = false;
+
+		if (th->ns > 1)
+			qsort(th->s, th->ns, sizeof(*th->s), sample_cmp);
+		for (k = 0; k < th->ns; k++) {
+			double t = gecko_ms(g, th->s[k].t);
+
+			if (th->s[k].idle == idle)
+				continue;       /* no change of state */
+			idle = th->s[k].idle;
+			if (idle && to.stack_idle < 0) {
+				to.frame_idle = to.nframes++;
+				to.stack_idle = to.nstacks++;
+			}
+			json_arr(j);
+			json_i64(j, idle ? to.stack_idle : to.stack_awake);
+			json_f64(j, t >= first ? t : first);
+			json_u64(j, 0);
+			json_arr_end(j);
+			if (t > first)
+				first = t;
+		}
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+
+	json_key(j, "stackTable");
+	json_obj(j);
+	write_table_schema(j, stack_cols, 2);
+	json_key(j, "data");
+	json_arr(j);
+	json_arr(j);
+	json_null(j);
+	json_i64(j, to.frame_awake);
+	json_arr_end(j);
+	if (to.stack_idle >= 0) {
+		json_arr(j);
+		json_null(j);
+		json_i64(j, to.frame_idle);
+		json_arr_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+
+	json_key(j, "frameTable");
+	json_obj(j);
+	write_table_schema(j, frame_cols, 8);
+	json_key(j, "data");
+	json_arr(j);
+	for (int f = 0; f < 2; f++) {
+		if (f == 1 && to.frame_idle < 0)
+			break;
+		json_arr(j);
+		json_i64(j, loc);
+		json_bool(j, false);
+		json_null(j);
+		json_null(j);
+		json_null(j);
+		json_null(j);
+		json_u64(j, f == 0 ? g->cat_default : g->cat_idle);
+		json_u64(j, 0);
+		json_arr_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+
+	/* Last: every string interned above. */
+	json_key(j, "stringTable");
+	json_arr(j);
+	for (k = 0; k < to.str.n; k++)
+		json_strn(j, to.str.s[k], to.str.len[k]);
+	json_arr_end(j);
+	json_obj_end(j);
+	strtab_free(&to.str);
+}
+
+int
+rtprof_gecko_write(struct rtprof_gecko *g, rtprof_gecko_write_cb write,
+    void *ctx)
+{
+	struct json *j;
+	struct gthread *main_th = NULL;
+
+	if (g->err != 0)
+		return g->err;
+	if (!g->have_header)
+		return -ENODATA;
+	j = calloc(1, sizeof(*j));
+	if (j == NULL)
+		return -ENOMEM;
+	j->write = write;
+	j->ctx = ctx;
+
+	for (size_t i = 0; i < g->nth; i++) {
+		if (g->th[i].flags & 2) {
+			main_th = &g->th[i];
+			break;
+		}
+	}
+
+	json_obj(j);
+	write_meta(g, j);
+	write_libs(g, j);
+	json_key(j, "pages");
+	json_arr(j);
+	json_arr_end(j);
+	json_key(j, "processes");
+	json_arr(j);
+	json_arr_end(j);
+	write_counters(g, j);
+	write_paused_ranges(g, j);
+	write_gathering_log(g, j);
+	json_key(j, "threads");
+	json_arr(j);
+	/*
+	 * GeckoMain first. A dump without a main thread still gets one (a
+	 * synthetic thread with tid = pid and one sample at the session
+	 * start): counters and the process track need it.
+	 */
+	write_thread(g, j, main_th, true);
+	for (size_t i = 0; i < g->nth && j->err == 0 && g->err == 0; i++)
+		if (&g->th[i] != main_th)
+			write_thread(g, j, &g->th[i], false);
+	json_arr_end(j);
+	json_obj_end(j);
+	json_ch(j, '\n');
+	json_flush(j);
+
+	int rc = g->err != 0 ? g->err : j->err;
+
+	free(j);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* --info                                                               */
+
+int
+rtprof_gecko_print_info(const struct rtprof_gecko *g, FILE *out)
+{
+	const struct rtprof_dump_stats *st = &g->stats;
+	uint64_t drop_full = 0, drop_nested = 0;
+	size_t nschema = 0;
+
+	fprintf(out, "%s: %" PRIu64 " bytes, %" PRIu64 " frames, %" PRIu64
+	    " session(s)\n", g->input, st->bytes, st->frames, st->sessions);
+	if (!g->have_header) {
+		fprintf(out, "no session header: nothing to convert\n");
+	} else {
+		fprintf(out, "process %" PRId64 " \"%s\" (%s), clock %s at "
+		    "%.0f ticks/s, sample interval %" PRIu64 " us\n", g->pid,
+		    g->process != NULL ? g->process : "",
+		    g->exe != NULL ? g->exe : "",
+		    g->clock_source != NULL ? g->clock_source : "?",
+		    g->ticks_per_second, g->sample_interval_us);
+		if (g->have_t)
+			fprintf(out, "events from %.3f ms to %.3f ms\n",
+			    gecko_ms(g, g->first_t), gecko_ms(g, g->last_t));
+		fprintf(out, "session %s a trailer", g->have_trailer ?
+		    "ends with" : "has no");
+		if (g->have_trailer)
+			fprintf(out, " (stop at %.3f ms)",
+			    gecko_ms(g, g->stop_ticks));
+		fprintf(out, "\n");
+	}
+	fprintf(out, "%zu thread(s):\n", g->nth);
+	for (size_t i = 0; i < g->nth; i++) {
+		const struct gthread *th = &g->th[i];
+
+		drop_full += th->dropped_full;
+		drop_nested += th->dropped_nested;
+		fprintf(out, "  tid %" PRId64 " \"%s\"%s%s: %" PRIu64
+		    " records", th->tid, th->name != NULL ? th->name : "",
+		    th->flags & 2 ? " main" : "",
+		    th->flags & 1 ? " real-time" : "", th->recs);
+		if (g->have_header && th->has_reg)
+			fprintf(out, ", registered %.3f ms",
+			    gecko_ms(g, th->reg));
+		if (g->have_header && th->has_unreg)
+			fprintf(out, ", exited %.3f ms", gecko_ms(g, th->unreg));
+		if (th->dropped_full != 0 || th->dropped_nested != 0)
+			fprintf(out, ", dropped %" PRIu64 " (full) %" PRIu64
+			    " (nested)", th->dropped_full, th->dropped_nested);
+		fprintf(out, "\n");
+	}
+	fprintf(out, "records:");
+	for (unsigned k = 1; k <= RTPROF_REC_KIND_MAX; k++)
+		fprintf(out, " %s %" PRIu64, rtprof_dump_rec_kind_name(k),
+		    g->recs_by_kind[k]);
+	for (size_t i = 0; g->schema != NULL && i < g->nschema; i++)
+		nschema += g->schema[i].present;
+	fprintf(out, "\n%zu counter(s), %zu marker type(s), %zu pause(s), "
+	    "%" PRIu64 " event(s)\n", g->nctr, nschema, g->npause,
+	    g->ev_total);
+	fprintf(out, "dropped at the source: %" PRIu64 " (no chunk), %" PRIu64
+	    " (re-entrant)\n", drop_full, drop_nested);
+	if (g->ignored_frames != 0)
+		fprintf(out, "ignored: %" PRIu64 " frame(s) of %" PRIu64
+		    " other session(s)\n", g->ignored_frames,
+		    g->ignored_sessions);
+	fprintf(out, "damage: %" PRIu64 " report(s)\n", g->dmg_total);
+	for (size_t i = 0; i < g->ndmg; i++)
+		fprintf(out, "  offset %" PRIu64 ": %s: %s (count %" PRIu64
+		    ")\n", g->dmg[i].offset,
+		    rtprof_dump_damage_name(g->dmg[i].kind),
+		    g->dmg[i].message != NULL ? g->dmg[i].message : "",
+		    g->dmg[i].count);
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""test_gecko_content.py - check the profile converted from gecko_rec's dump.
+
+    python3 tests/test_gecko_content.py PROFILE.json[.gz]
+
+Asserts exactly what tests/gecko_rec.c records (keep the two in step):
+markers (names, phases, ordered times, payload fields), counters, the
+paused range, the GeckoMain thread labelled with the process name, the
+exited worker's unregisterTime, the libs entries. Standard library only.
+"""
+import gzip
+import json
+import re
+import sys
+
+
+def load(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return json.loads(data.decode("utf-8"))
+
+
+def fail(msg):
+    print("test_gecko_content: FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def markers(th):
+    sch = th["markers"]["schema"]
+    st = th["stringTable"]
+    out = []
+    for row in th["markers"]["data"]:
+        row = row + [None] * (6 - len(row))
+        out.append({
+            "name": st[row[sch["name"]]],
+            "start": row[sch["startTime"]],
+            "end": row[sch["endTime"]],
+            "phase": row[sch["phase"]],
+            "category": row[sch["category"]],
+            "data": row[sch["data"]],
+        })
+    return out
+
+
+def main():
+    p = load(sys.argv[1])
+    meta = p["meta"]
+    check(meta["version"] == 36, "meta.version")
+    check(meta["interval"] == 2, f"interval {meta['interval']} != 2 ms")
+    check(meta["product"] == "rtprof", "product")
+    check(meta["presymbolicated"] is True, "presymbolicated")
+    check("sampleUnits" not in meta, "sampleUnits without threadCPUDelta")
+    check(meta["startTime"] > 1.5e12, "startTime not epoch ms")
+    cats = [c["name"] for c in meta["categories"]]
+    for c in ("Other", "Idle", "IO", "Compute", "User", "Profiler"):
+        check(c in cats, f"category {c} missing")
+    check(meta["categories"][cats.index("Idle")]["color"] == "transparent",
+          "Idle colour")
+    schemas = {s["name"]: s for s in meta["markerSchema"]}
+    check("Load" in schemas and "rtprof.Paused" in schemas, "schemas")
+    load_s = schemas["Load"]
+    check([(f["key"], f["format"]) for f in load_s["data"]] == [
+        ("count", "integer"), ("size", "bytes"), ("ratio", "percentage"),
+        ("file", "file-path"), ("note", "string"), ("tag", "unique-string")],
+        f"Load fields {load_s['data']}")
+    check(load_s["display"] == ["marker-chart", "marker-table",
+                                "timeline-overview"], "Load display")
+    check(load_s["tooltipLabel"] == "Load {marker.data.file}", "tooltip")
+
+    check(p["processes"] == [], "processes")
+    threads = p["threads"]
+    check(len(threads) == 2, f"{len(threads)} threads, want 2")
+    main_t, worker = threads
+    check(main_t["name"] == "GeckoMain", "main thread not GeckoMain")
+    check(main_t["processName"] == "gecko_rec",
+          f"processName {main_t['processName']!r}")
+    check(main_t["tid"] == main_t["pid"], "main tid != pid")
+    check(main_t["unregisterTime"] is None, "main unregistered")
+    check(worker["name"] == "worker", "worker name")
+    check(worker["pid"] == main_t["pid"], "worker pid")
+    check(worker["unregisterTime"] is not None and
+          worker["unregisterTime"] > worker["registerTime"] > 0,
+          "worker register/unregister times")
+
+    # Main thread markers, in time order; the paused mark never appears.
+    m = markers(main_t)
+    names = [(x["name"], x["phase"]) for x in m]
+    check(names == [("start", 0), ("phase A", 1), ("compute", 1),
+                    ("Load", 0), ("Load", 1), ("end", 0), ("Paused", 1)],
+          f"main markers {names}")
+    starts = [x["start"] for x in m[:-1]]
+    check(starts == sorted(starts), "main markers not in time order")
+    for x in m:
+        if x["phase"] == 1:
+            check(x["end"] >= x["start"], f"{x['name']}: end < start")
+    check(cats[m[1]["category"]] == "IO", "phase A category")
+    check(cats[m[2]["category"]] == "Compute", "compute category")
+    check(cats[m[0]["category"]] == "User", "start category")
+    st = main_t["stringTable"]
+    d0, d1 = m[3]["data"], m[4]["data"]
+    check(d0["type"] == "Load" and d0["count"] == 1 and d0["size"] == 4096
+          and d0["ratio"] == 0.5 and d0["file"] == "/data/a.wav",
+          f"Load instant payload {d0}")
+    check(d0["note"] == 'bad \ufffd utf8 "q" \\', f"note {d0['note']!r}")
+    check(st[d0["tag"]] == "tag-1", "unique-string tag is not an index")
+    check(d1["count"] == 2 and d1["note"] == "ok", f"Load interval {d1}")
+    check("hidden" not in st, "a marker recorded while paused appears")
+
+    # Worker: its begin/end typed pair became one interval.
+    w = markers(worker)
+    check([(x["name"], x["phase"]) for x in w] ==
+          [("worker start", 0), ("Load", 1)], f"worker markers {w}")
+    check(w[1]["data"]["count"] == 7 and w[1]["data"]["note"] == "begun",
+          f"worker Load payload {w[1]['data']}")
+    check(worker["stringTable"][w[1]["data"]["tag"]] == "tag-1", "worker tag")
+    check(w[1]["end"] <= worker["unregisterTime"], "worker marker after exit")
+
+    # Placeholder samples: registration, then asleep (Idle), then awake.
+    for th, nsleep in ((main_t, 1), (worker, 1)):
+        ss = th["samples"]["schema"]
+        rows = th["samples"]["data"]
+        ft = th["frameTable"]
+        stk = th["stackTable"]
+        check("eventDelay" in ss, "eventDelay column")
+        times = [r[ss["time"]] for r in rows]
+        check(times == sorted(times), "sample times not sorted")
+        cat_of = [cats[ft["data"][stk["data"][r[ss["stack"]]][1]][6]]
+                  for r in rows]
+        check(cat_of.count("Idle") == nsleep and cat_of[0] != "Idle" and
+              cat_of[-1] != "Idle", f"{th['name']}: sample states {cat_of}")
+
+    # Counters on the top level.
+    ctr = {c["name"]: c for c in p["counters"]}
+    check(set(ctr) == {"queue depth", "heap", "rtprof memory"},
+          f"counters {set(ctr)}")
+
+    def counts(name):
+        c = ctr[name]["samples"]
+        return [r[c["schema"]["count"]] for r in c["data"]]
+
+    def ctimes(name):
+        c = ctr[name]["samples"]
+        return [r[c["schema"]["time"]] for r in c["data"]]
+
+    check([x for x in counts("queue depth") if x != 0] == [3, 5],
+          f"queue depth {counts('queue depth')}")
+    check(ctr["queue depth"]["category"] == "Queue", "queue category")
+    check(ctr["queue depth"]["description"] == "items queued", "queue desc")
+    check(ctr["heap"]["category"] == "Memory", "heap category")
+    check([x for x in counts("heap") if x != 0] == [1000, 500, -200],
+          f"heap deltas {counts('heap')}")
+    check(ctr["rtprof memory"]["category"] == "Memory", "self memory")
+    check(sum(counts("rtprof memory")) > 0, "self memory running sum")
+    for n in ctr:
+        check(ctimes(n) == sorted(ctimes(n)), f"{n}: times not sorted")
+
+    # The pause.
+    pr = p["pausedRanges"]
+    check(len(pr) == 1 and 0 < pr[0]["startTime"] < pr[0]["endTime"],
+          f"pausedRanges {pr}")
+    check(m[-1]["start"] == pr[0]["startTime"] and
+          m[-1]["end"] == pr[0]["endTime"], "Paused marker != range")
+    check(m[4]["end"] <= pr[0]["startTime"] <= worker["registerTime"],
+          "pause not between the main markers and the worker")
+
+    # libs: sorted, integer ranges, the test program itself among them.
+    libs = p["libs"]
+    check(libs, "no libs")
+    check(any(l["name"] == "gecko_rec" and l["path"].endswith("/gecko_rec")
+              for l in libs), "gecko_rec not in libs")
+    for a, b in zip(libs, libs[1:]):
+        check(a["end"] <= b["start"], "libs overlap or unsorted")
+    for l in libs:
+        check(all(isinstance(l[k], int) for k in ("start", "end", "offset")),
+              "lib numbers")
+        check(l["breakpadId"] == "" or
+              re.fullmatch(r"[0-9A-F]{32}0", l["breakpadId"]),
+              f"breakpadId {l['breakpadId']!r}")
+        check(l["debugName"] == l["name"] and l["debugPath"] == l["path"],
+              "debugName/debugPath")
+    check(any(l["breakpadId"] for l in libs), "no build id at all")
+
+    log = p["profileGatheringLog"]
+    check(log["damageReports"] == 0 and log["damage"] == [], "damage")
+    check(all(t.get("recordsMissing", 0) == 0 for t in log["threads"]),
+          "records missing against the trailer")
+    print("test_gecko_content: ok")
+
+
+if __name__ == "__main__":
+    main()
