@@ -2,7 +2,7 @@
 # Install the Debian packages rtprof needs to build, test and benchmark.
 # Runs apt-get only when something is missing; uses sudo when not root.
 set -eu
-PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev \
+PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev python3 \
 libck-dev libunwind-dev libmsgpack-dev zlib1g-dev libelf-dev libdw-dev"
 missing=""
 for p in $PKGS; do
