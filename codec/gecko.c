@@ -1,17 +1,22 @@
 /*
- * gecko.c - rtprof dump -> Firefox Profiler Gecko profile (milestone 1).
+ * gecko.c - rtprof dumps -> Firefox Profiler Gecko profile.
  *
  * Two phases. Reading: the dump reader's callbacks copy what the profile
  * needs (header, modules, thread, schema, counter and string descriptors,
- * markers, sleep/wake events, counter values, pauses, damage) into the
- * converter, for the first session that has a HEADER. Writing: a small
- * streaming JSON writer (hand-rolled number formatting, first error
- * latched) emits meta, libs, counters, pausedRanges, the gathering log and
- * one thread object per thread, each with its own de-duplicated string,
- * frame and stack tables.
+ * markers, sleep/wake events, counter values, pauses) into one struct
+ * gsess per session that has a HEADER; damage reports and statistics stay
+ * with the dump (struct rtprof_gecko). Writing: a small streaming JSON
+ * writer (hand-rolled number formatting, first error latched) emits each
+ * session as a process object: libs, counters, pausedRanges, the gathering
+ * log and one thread object per thread, each with its own de-duplicated
+ * string, frame and stack tables. The first session written is the top
+ * level: its "processes" array stays open for the others, and its meta
+ * (captured in memory) is written last, with a profiling range covering
+ * every process.
  *
- * Times: every time in the profile is ms relative to meta.startTime (the
- * session's start wall clock), computed by gecko_ms() only.
+ * Times: every time in a process is ms relative to its own meta.startTime
+ * (its session's start wall clock), computed by gecko_ms() only; the
+ * --from/--to window (top-level ms) is moved into each session's own ms.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -695,15 +700,20 @@ struct gecko_cat {
 	const char *color;              /* static: one of the allowed names */
 };
 
-struct rtprof_gecko {
+/* One session (one HEADER) of a dump: one process of the profile. */
+struct gsess {
 	int err;                        /* first error, latched */
-	char *input;
-	uint64_t session_index;         /* converted session, 0 = none yet */
-	uint64_t cur_session;           /* session of the frame being read */
-	uint64_t ignored_frames;        /* frames of other sessions */
-	uint64_t ignored_sessions;
-	uint64_t last_ignored_session;
+	struct rtprof_gecko *file;      /* the dump it came from */
+	uint64_t session_index;         /* the reader's session index */
+	uint64_t ordinal;               /* 1, 2, ...: sessions with a HEADER */
+	uint64_t frames;                /* frames of this session */
 	uint32_t seq;
+
+	/* Set by the writer. */
+	int64_t out_pid;
+	char out_name[256];
+	const struct rtprof_gecko_filter *flt;  /* NULL: no filter */
+	double win_a, win_b;            /* time window, own ms */
 
 	/* HEADER */
 	bool have_header;
@@ -752,11 +762,36 @@ struct rtprof_gecko {
 	uint64_t recs_by_kind[RTPROF_REC_KIND_MAX + 1];
 	uint64_t first_t, last_t;
 	bool have_t;
-	struct rtprof_dump_stats stats;
 };
 
+/* One dump: its sessions, the decoder's statistics and damage reports. */
+struct rtprof_gecko {
+	int err;                        /* first error, latched */
+	char *input;
+	struct gsess **sess;            /* sessions with a HEADER, in order */
+	size_t nsess, sesscap;
+	struct gsess *cur;              /* session of the frame being read */
+	uint64_t ignored_frames;        /* frames of headerless sessions */
+	uint64_t ignored_sessions;
+	uint64_t last_ignored_session;
+	struct gdamage *dmg;
+	size_t ndmg, dmgcap;
+	uint64_t dmg_total;
+	struct rtprof_dump_stats stats;
+	rtprof_gecko_progress_cb progress;
+	void *progress_ctx;
+};
+
+static struct gsess *
+cur_sess(void *ctx)
+{
+	return ((struct rtprof_gecko *)ctx)->cur;
+}
+
+static void gsess_free(struct gsess *g);
+
 static int
-gecko_fail(struct rtprof_gecko *g, int err)
+gecko_fail(struct gsess *g, int err)
 {
 	if (g->err == 0)
 		g->err = err;
@@ -770,7 +805,7 @@ gecko_fail(struct rtprof_gecko *g, int err)
  * measured over the whole session (docs/wire-format.md, HEADER).
  */
 static double
-gecko_ms(const struct rtprof_gecko *g, uint64_t ticks)
+gecko_ms(const struct gsess *g, uint64_t ticks)
 {
 	double dt = (double)(int64_t)(ticks - g->start_ticks);
 	double ns_per_tick = 0.0;
@@ -784,14 +819,8 @@ gecko_ms(const struct rtprof_gecko *g, uint64_t ticks)
 	return dt * ns_per_tick / 1e6;
 }
 
-static bool
-in_session(struct rtprof_gecko *g)
-{
-	return g->session_index != 0 && g->cur_session == g->session_index;
-}
-
 static struct gthread *
-thread_get(struct rtprof_gecko *g, int64_t tid)
+thread_get(struct gsess *g, int64_t tid)
 {
 	struct gthread t;
 	int64_t i;
@@ -816,7 +845,7 @@ thread_get(struct rtprof_gecko *g, int64_t tid)
 }
 
 static void
-note_time(struct rtprof_gecko *g, uint64_t t)
+note_time(struct gsess *g, uint64_t t)
 {
 	if (!g->have_t) {
 		g->first_t = g->last_t = t;
@@ -847,7 +876,7 @@ color_of(const char *c)
 }
 
 static int
-cat_add(struct rtprof_gecko *g, const char *name, const char *color)
+cat_add(struct gsess *g, const char *name, const char *color)
 {
 	if (g->ncat >= GECKO_MAX_CATEGORIES)
 		return -1;
@@ -856,19 +885,50 @@ cat_add(struct rtprof_gecko *g, const char *name, const char *color)
 	return (int)g->ncat++;
 }
 
+/*
+ * Every session with a HEADER becomes its own process. Frames of a session
+ * whose HEADER was lost have no clock: they are counted and ignored.
+ */
 static int
 on_frame(void *ctx, const struct rtprof_dump_frame *f)
 {
-	struct rtprof_gecko *g = ctx;
+	struct rtprof_gecko *fg = ctx;
+	struct gsess *g = fg->cur;
 
-	g->cur_session = f->session_index;
-	if (f->kind == RTPROF_FRAME_HEADER && g->session_index == 0)
+	if (fg->progress != NULL)
+		fg->progress(fg->progress_ctx, f->offset);
+	if (g != NULL && g->session_index == f->session_index) {
+		g->frames++;
+		return 0;
+	}
+	g = NULL;
+	for (size_t i = fg->nsess; i > 0; i--) {
+		if (fg->sess[i - 1]->session_index == f->session_index) {
+			g = fg->sess[i - 1];
+			break;
+		}
+	}
+	if (g == NULL && f->kind == RTPROF_FRAME_HEADER) {
+		g = calloc(1, sizeof(*g));
+		if (g == NULL || grow((void **)&fg->sess, &fg->sesscap,
+		    fg->nsess + 1, sizeof(*fg->sess)) != 0) {
+			free(g);
+			fg->err = -ENOMEM;
+			return -ENOMEM;
+		}
+		g->file = fg;
 		g->session_index = f->session_index;
-	if (g->session_index != 0 && f->session_index != g->session_index) {
-		g->ignored_frames++;
-		if (f->session_index != g->last_ignored_session) {
-			g->last_ignored_session = f->session_index;
-			g->ignored_sessions++;
+		g->ordinal = fg->nsess + 1;
+		fg->sess[fg->nsess++] = g;
+	}
+	fg->cur = g;
+	if (g != NULL)
+		g->frames++;
+	if (g == NULL) {
+		fg->ignored_frames++;
+		if (f->session_index != fg->last_ignored_session) {
+			fg->last_ignored_session = f->session_index;
+			fg->ignored_sessions++;
 		}
 	}
 	return 0;
@@ -877,10 +937,10 @@ on_frame(void *ctx, const struct rtprof_dump_frame *f)
 static int
 on_header(void *ctx, const struct rtprof_dump_header *h)
 {
-	struct rtprof_gecko *g = ctx;
+	struct gsess *g = cur_sess(ctx);
 	uint32_t i, ndump;
 
-	if (!in_session(g) || g->have_header)
+	if (g == NULL || g->have_header)
 		return 0;
 	g->have_header = true;
 	g->pid = h->pid;
@@ -935,9 +995,9 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 static int
 on_modules(void *ctx, const struct rtprof_dump_module *m, size_t n)
 {
-	struct rtprof_gecko *g = ctx;
+	struct gsess *g = cur_sess(ctx);
 
-	if (!in_session(g) || g->nmod != 0)
+	if (g == NULL || g->nmod != 0)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		struct gmodule gm;
@@ -965,10 +1025,10 @@ on_modules(void *ctx, const struct rtprof_dump_module *m, size_t n)
 static int
 on_thread(void *ctx, const struct rtprof_dump_thread *t)
 {
-	struct rtprof_gecko *g = ctx;
+	struct gsess *g = cur_sess(ctx);
 	struct gthread *th;
 
-	if (!in_session(g))
+	if (g == NULL)
 		return 0;
 	th = thread_get(g, t->tid);
 	if (th == NULL)
@@ -988,10 +1048,10 @@ on_thread(void *ctx, const struct rtprof_dump_thread *t)
 static int
 on_schema(void *ctx, const struct rtprof_dump_schema *s)
 {
-	struct rtprof_gecko *g = ctx;
+	struct gsess *g = cur_sess(ctx);
 	struct gschema *sc;
 
-	if (!in_session(g))
+	if (g == NULL)
 		return 0;
 	if (g->schema == NULL) {
 		g->nschema = 65536;
@@ -1042,7 +1102,7 @@ on_schema(void *ctx, const struct rtprof_dump_schema *s)
 }
 
 static struct gcounter *
-counter_get(struct rtprof_gecko *g, uint32_t id)
+counter_get(struct gsess *g, uint32_t id)
 {
 	struct gcounter c;
 	int64_t i = idmap_get(&g->ctr_idx, id);
@@ -1063,10 +1123,10 @@ counter_get(struct rtprof_gecko *g, uint32_t id)
 static int
 on_counter(void *ctx, const struct rtprof_dump_counter *c)
 {
-	struct rtprof_gecko *g = ctx;
+	struct gsess *g = cur_sess(ctx);
 	struct gcounter *gc;
 
-	if (!in_session(g))
+	if (g == NULL)
 		return 0;
 	gc = counter_get(g, c->id);
 	if (gc == NULL)
@@ -1081,7 +1141,7 @@ on_counter(void *ctx, const struct rtprof_dump_counter *c)
 }
 
 static int
-counter_value(struct rtprof_gecko *g, uint32_t id, uint64_t t, int64_t v)
+counter_value(struct gsess *g, uint32_t id, uint64_t t, int64_t v)
 {
 	struct gcounter *gc = counter_get(g, id);
 	struct gcval cv = { .t = t, .v = v };
@@ -1096,9 +1156,9 @@ counter_value(struct rtprof_gecko *g, uint32_t id, uint64_t t, int64_t v)
 static int
 on_string(void *ctx, uint64_t ref, const char *text, size_t len)
 {
-	struct rtprof_gecko *g = ctx;
+	struct gsess *g = cur_sess(ctx);
 
-	if (!in_session(g))
+	if (g == NULL)
 		return 0;
 	if (strmap_put(&g->strings, ref, text, len) != 0)
 		return gecko_fail(g, -ENOMEM);
@@ -1108,10 +1168,10 @@ on_string(void *ctx, uint64_t ref, const char *text, size_t len)
 static int
 on_data(void *ctx, const struct rtprof_dump_data *d)
 {
-	struct rtprof_gecko *g = ctx;
+	struct gsess *g = cur_sess(ctx);
 	struct gthread *th;
 
-	if (!in_session(g))
+	if (g == NULL)
 		return 0;
 	th = thread_get(g, d->tid);
 	if (th == NULL)
@@ -1122,7 +1182,7 @@ on_data(void *ctx, const struct rtprof_dump_data *d)
 }
 
 static int
-sample_add(struct rtprof_gecko *g, struct gthread *th, uint64_t t, bool idle)
+sample_add(struct gsess *g, struct gthread *th, uint64_t t, bool idle)
 {
 	struct gsample s = { .t = t, .seq = g->seq++, .idle = idle };
 
@@ -1141,7 +1201,7 @@ pairs_with(const struct gmark *b, const struct gmark *e)
 }
 
 static int
-marker_add(struct rtprof_gecko *g, struct gthread *th, struct gmark *m)
+marker_add(struct gsess *g, struct gthread *th, struct gmark *m)
 {
 	m->seq = g->seq++;
 	if (m->phase == 3) {
@@ -1181,7 +1241,7 @@ marker_add(struct rtprof_gecko *g, struct gthread *th, struct gmark *m)
 
 /* Copy the typed fields of @r, copied strings included. */
 static struct rtprof_val *
-vals_copy(struct rtprof_gecko *g, const struct rtprof_rec_view *r)
+vals_copy(struct gsess *g, const struct rtprof_rec_view *r)
 {
 	size_t n = r->nvals, bytes = 0, off;
 	struct rtprof_val *v;
@@ -1216,11 +1276,11 @@ static int
 on_record(void *ctx, const struct rtprof_dump_data *d,
     const struct rtprof_rec_view *r)
 {
-	struct rtprof_gecko *g = ctx;
+	struct gsess *g = cur_sess(ctx);
 	struct gthread *th;
 	struct gmark m;
 
-	if (!in_session(g))
+	if (g == NULL)
 		return 0;
 	th = thread_get(g, d->tid);
 	if (th == NULL)
@@ -1284,11 +1344,11 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
 static int
 on_pause(void *ctx, uint64_t start_ticks, uint64_t end_ticks)
 {
-	struct rtprof_gecko *g = ctx;
+	struct gsess *g = cur_sess(ctx);
 	uint64_t p[2] = { start_ticks, end_ticks >= start_ticks ? end_ticks :
 	    start_ticks };
 
-	if (!in_session(g))
+	if (g == NULL)
 		return 0;
 	if (grow((void **)&g->pause, &g->pausecap, g->npause + 1,
 	    sizeof(*g->pause)) != 0)
@@ -1303,9 +1363,9 @@ static int
 on_values(void *ctx, uint64_t ticks, size_t n, const uint32_t *ids,
     const int64_t *values)
 {
-	struct rtprof_gecko *g = ctx;
+	struct gsess *g = cur_sess(ctx);
 
-	if (!in_session(g))
+	if (g == NULL)
 		return 0;
 	for (size_t i = 0; i < n; i++)
 		if (counter_value(g, ids[i], ticks, values[i]) != 0)
@@ -1316,10 +1376,10 @@ on_values(void *ctx, uint64_t ticks, size_t n, const uint32_t *ids,
 static int
 on_event(void *ctx, const struct rtprof_dump_event *e)
 {
-	struct rtprof_gecko *g = ctx;
+	struct gsess *g = cur_sess(ctx);
 	struct gevent ev;
 
-	if (!in_session(g))
+	if (g == NULL)
 		return 0;
 	g->ev_total++;
 	if (g->nev >= GECKO_MAX_EVENTS)
@@ -1342,9 +1402,9 @@ on_event(void *ctx, const struct rtprof_dump_event *e)
 static int
 on_trailer(void *ctx, const struct rtprof_dump_trailer *t)
 {
-	struct rtprof_gecko *g = ctx;
+	struct gsess *g = cur_sess(ctx);
 
-	if (!in_session(g))
+	if (g == NULL)
 		return 0;
 	g->have_trailer = true;
 	g->stop_ticks = t->stop_ticks;
@@ -1378,7 +1438,13 @@ on_damage(void *ctx, const struct rtprof_dump_damage *d)
 	g->dmg_total++;
 	if (g->ndmg >= GECKO_MAX_DAMAGE)
 		return 0;
-	return VEC_PUSH(g, g->dmg, g->ndmg, g->dmgcap, gd);
+	if (grow((void **)&g->dmg, &g->dmgcap, g->ndmg + 1,
+	    sizeof(*g->dmg)) != 0) {
+		g->err = -ENOMEM;
+		return -ENOMEM;
+	}
+	g->dmg[g->ndmg++] = gd;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1406,6 +1472,26 @@ rtprof_gecko_free(struct rtprof_gecko *g)
 	if (g == NULL)
 		return;
 	free(g->input);
+	for (size_t i = 0; i < g->nsess; i++)
+		gsess_free(g->sess[i]);
+	free(g->sess);
+	free(g->dmg);
+	free(g);
+}
+
+void
+rtprof_gecko_set_progress(struct rtprof_gecko *g, rtprof_gecko_progress_cb cb,
+    void *ctx)
+{
+	g->progress = cb;
+	g->progress_ctx = ctx;
+}
+
+static void
+gsess_free(struct gsess *g)
+{
+	if (g == NULL)
+		return;
 	free(g->process);
 	free(g->exe);
 	free(g->sysname);
@@ -1460,7 +1546,6 @@ rtprof_gecko_free(struct rtprof_gecko *g)
 		free(g->strings.e[i].text);
 	free(g->strings.e);
 	free(g->pause);
-	free(g->dmg);
 	for (size_t i = 0; i < g->nev; i++) {
 		free(g->ev[i].what);
 		free(g->ev[i].message);
@@ -1494,6 +1579,20 @@ rtprof_gecko_read_fd(struct rtprof_gecko *g, int fd,
 
 	if (st != NULL)
 		*st = g->stats;
+	g->cur = NULL;
+	for (size_t i = 0; i < g->nsess && g->err == 0; i++)
+		g->err = g->sess[i]->err;
+	/*
+	 * A session whose HEADER frame arrived but could not be decoded has
+	 * no clock either: ignored like a headerless one, once.
+	 */
+	for (size_t i = 0; i < g->nsess; i++) {
+		if (g->sess[i]->have_header || g->sess[i]->frames == 0)
+			continue;
+		g->ignored_frames += g->sess[i]->frames;
+		g->ignored_sessions++;
+		g->sess[i]->frames = 0;
+	}
 	if (g->err != 0)
 		return g->err;
 	return rc;
@@ -1528,7 +1627,7 @@ struct tout {
 };
 
 static const char *
-string_text(const struct rtprof_gecko *g, uint64_t ref, char *buf,
+string_text(const struct gsess *g, uint64_t ref, char *buf,
     size_t size, size_t *len)
 {
 	const struct strmap_ent *e = strmap_find(&g->strings, ref);
@@ -1543,7 +1642,7 @@ string_text(const struct rtprof_gecko *g, uint64_t ref, char *buf,
 }
 
 static int64_t
-intern(struct rtprof_gecko *g, struct tout *to, const char *s, size_t n)
+intern(struct gsess *g, struct tout *to, const char *s, size_t n)
 {
 	int64_t i = strtab_intern(&to->str, s, n);
 
@@ -1555,7 +1654,7 @@ intern(struct rtprof_gecko *g, struct tout *to, const char *s, size_t n)
 }
 
 static uint32_t
-cat_index(const struct rtprof_gecko *g, uint32_t id)
+cat_index(const struct gsess *g, uint32_t id)
 {
 	return id < g->ndump_cat ? id : g->cat_default;
 }
@@ -1616,7 +1715,7 @@ field_format(const char *declared, uint32_t kind)
 
 
 static void
-write_schema(struct rtprof_gecko *g, struct json *j, size_t id)
+write_schema(struct gsess *g, struct json *j, size_t id)
 {
 	const struct gschema *sc = &g->schema[id];
 
@@ -1673,16 +1772,40 @@ write_schema(struct rtprof_gecko *g, struct json *j, size_t id)
 
 #define RTPROF_PAUSE_SCHEMA "rtprof.Paused"
 
-static void
-write_meta(struct rtprof_gecko *g, struct json *j)
+static double
+sess_interval(const struct gsess *g)
 {
 	double interval = (double)g->sample_interval_us / 1000.0;
+
+	return interval > 0.0 ? interval : 1.0;
+}
+
+/*
+ * The session's range in its own ms: from its start to the stop pair,
+ * widened to every event (the last VALUES frame may be stamped after the
+ * stop pair was read), plus one interval.
+ */
+static void
+sess_range(const struct gsess *g, double *start, double *end)
+{
+	double e = 0.0;
+
+	if (g->have_trailer)
+		e = gecko_ms(g, g->stop_ticks);
+	if (g->have_t && gecko_ms(g, g->last_t) > e)
+		e = gecko_ms(g, g->last_t);
+	*start = 0.0;
+	*end = e + sess_interval(g);
+}
+
+/* The meta object, without the profiling range (see the writer). */
+static void
+write_meta(struct gsess *g, struct json *j)
+{
+	double interval = sess_interval(g);
 	struct strtab seen;
 	char oscpu[256];
 
-	if (!(interval > 0.0))
-		interval = 1.0;
-	json_key(j, "meta");
 	json_obj(j);
 	json_key(j, "version");
 	json_u64(j, GECKO_VERSION);
@@ -1692,20 +1815,6 @@ write_meta(struct rtprof_gecko *g, struct json *j)
 	json_f64(j, (double)g->start_wall_ns / 1e6);
 	json_key(j, "shutdownTime");
 	json_null(j);
-	if (g->have_trailer) {
-		/*
-		 * The session's range, widened to every event: the last
-		 * VALUES frame may be stamped after the stop pair was read.
-		 */
-		double end = gecko_ms(g, g->stop_ticks);
-
-		if (g->have_t && gecko_ms(g, g->last_t) > end)
-			end = gecko_ms(g, g->last_t);
-		json_key(j, "profilingStartTime");
-		json_f64(j, 0.0);
-		json_key(j, "profilingEndTime");
-		json_f64(j, end + interval);
-	}
 	json_key(j, "processType");
 	json_u64(j, 0);
 	json_key(j, "product");
@@ -1843,7 +1952,7 @@ breakpad_id(const struct gmodule *m, char *out)
 }
 
 static void
-write_libs(struct rtprof_gecko *g, struct json *j)
+write_libs(struct gsess *g, struct json *j)
 {
 	const struct gmodule **v = NULL;
 	uint64_t last_end = 0;
@@ -1906,8 +2015,20 @@ cval_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static bool
+in_win(const struct gsess *g, double t)
+{
+	return t >= g->win_a && t <= g->win_b;
+}
+
+static bool
+overlaps_win(const struct gsess *g, double t0, double t1)
+{
+	return t0 <= g->win_b && t1 >= g->win_a;
+}
+
 static void
-write_counters(struct rtprof_gecko *g, struct json *j)
+write_counters(struct gsess *g, struct json *j)
 {
 	json_key(j, "counters");
 	json_arr(j);
@@ -1922,7 +2043,11 @@ write_counters(struct rtprof_gecko *g, struct json *j)
 		int64_t prev = 0;
 		bool have_prev = false;
 
-		if (c->ns == 0)
+		size_t inwin = 0;
+
+		for (size_t k = 0; k < c->ns; k++)
+			inwin += in_win(g, gecko_ms(g, c->s[k].t));
+		if (inwin == 0)
 			continue;       /* dropped by the front-end anyway */
 		qsort(c->s, c->ns, sizeof(*c->s), cval_cmp);
 		if (self)
@@ -1957,6 +2082,12 @@ write_counters(struct rtprof_gecko *g, struct json *j)
 			 */
 			if (have_prev && c->s[k].v == prev)
 				continue;
+			/*
+			 * Outside the window: skipped, so the first value
+			 * kept carries the whole running sum.
+			 */
+			if (!in_win(g, gecko_ms(g, c->s[k].t)))
+				continue;
 			json_arr(j);
 			json_f64(j, gecko_ms(g, c->s[k].t));
 			/* Memory tracks want the change, others the value. */
@@ -1974,11 +2105,14 @@ write_counters(struct rtprof_gecko *g, struct json *j)
 }
 
 static void
-write_paused_ranges(struct rtprof_gecko *g, struct json *j)
+write_paused_ranges(struct gsess *g, struct json *j)
 {
 	json_key(j, "pausedRanges");
 	json_arr(j);
 	for (size_t i = 0; i < g->npause; i++) {
+		if (!overlaps_win(g, gecko_ms(g, g->pause[i][0]),
+		    gecko_ms(g, g->pause[i][1])))
+			continue;
 		json_obj(j);
 		json_key(j, "startTime");
 		json_f64(j, gecko_ms(g, g->pause[i][0]));
@@ -1992,16 +2126,32 @@ write_paused_ranges(struct rtprof_gecko *g, struct json *j)
 }
 
 static void
-write_gathering_log(struct rtprof_gecko *g, struct json *j)
+write_gathering_log(struct gsess *g, struct json *j)
 {
-	const struct rtprof_dump_stats *st = &g->stats;
+	const struct rtprof_gecko *fg = g->file;
+	const struct rtprof_dump_stats *st = &fg->stats;
 
 	json_key(j, "profileGatheringLog");
 	json_obj(j);
 	json_key(j, "converter");
-	json_str(j, "msgpack2gecko (rtprof) milestone 1");
+	json_str(j, "msgpack2gecko (rtprof) milestone 2");
 	json_key(j, "input");
-	json_str(j, g->input);
+	json_str(j, fg->input);
+	json_key(j, "session");
+	json_u64(j, g->ordinal);
+	json_key(j, "pid");
+	json_i64(j, g->pid);
+	if (g->out_pid != g->pid) {
+		json_key(j, "pidNote");
+		json_str(j, "pid already used by an earlier process of this "
+		    "profile: the front-end keeps one main thread per pid, so "
+		    "this process is shown under a made-up pid");
+	}
+	if (g->flt != NULL && (g->flt->has_from || g->flt->has_to ||
+	    g->flt->nthreads != 0)) {
+		json_key(j, "filtered");
+		json_bool(j, true);
+	}
 	json_key(j, "bytesRead");
 	json_u64(j, st->bytes);
 	json_key(j, "frames");
@@ -2009,11 +2159,11 @@ write_gathering_log(struct rtprof_gecko *g, struct json *j)
 	json_key(j, "records");
 	json_u64(j, st->records);
 	json_key(j, "damageReports");
-	json_u64(j, g->dmg_total);
+	json_u64(j, fg->dmg_total);
 	json_key(j, "damage");
 	json_arr(j);
-	for (size_t i = 0; i < g->ndmg; i++) {
-		const struct gdamage *d = &g->dmg[i];
+	for (size_t i = 0; i < fg->ndmg; i++) {
+		const struct gdamage *d = &fg->dmg[i];
 
 		json_obj(j);
 		json_key(j, "kind");
@@ -2031,9 +2181,9 @@ write_gathering_log(struct rtprof_gecko *g, struct json *j)
 		json_obj_end(j);
 	}
 	json_arr_end(j);
-	if (g->dmg_total > g->ndmg) {
+	if (fg->dmg_total > fg->ndmg) {
 		json_key(j, "damageNotListed");
-		json_u64(j, g->dmg_total - g->ndmg);
+		json_u64(j, fg->dmg_total - fg->ndmg);
 	}
 	json_key(j, "damagedFrames");
 	json_u64(j, st->bad_frames);
@@ -2056,9 +2206,9 @@ write_gathering_log(struct rtprof_gecko *g, struct json *j)
 	json_key(j, "sessions");
 	json_u64(j, st->sessions);
 	json_key(j, "ignoredSessions");
-	json_u64(j, g->ignored_sessions);
+	json_u64(j, fg->ignored_sessions);
 	json_key(j, "ignoredFrames");
-	json_u64(j, g->ignored_frames);
+	json_u64(j, fg->ignored_frames);
 	json_key(j, "trailer");
 	json_bool(j, g->have_trailer);
 	if (g->have_trailer) {
@@ -2146,7 +2296,7 @@ sample_cmp(const void *a, const void *b)
 }
 
 static void
-write_field_value(struct rtprof_gecko *g, struct json *j, struct tout *to,
+write_field_value(struct gsess *g, struct json *j, struct tout *to,
     const char *fmt, uint32_t kind, const struct rtprof_val *v)
 {
 	char buf[64];
@@ -2206,7 +2356,7 @@ write_field_value(struct rtprof_gecko *g, struct json *j, struct tout *to,
 }
 
 static void
-write_marker(struct rtprof_gecko *g, struct json *j, struct tout *to,
+write_marker(struct gsess *g, struct json *j, struct tout *to,
     const struct gmark *m)
 {
 	const struct gschema *sc = NULL;
@@ -2270,8 +2420,19 @@ write_marker(struct rtprof_gecko *g, struct json *j, struct tout *to,
 	json_arr_end(j);
 }
 
+/* Is the marker @m (in its own phase) inside the time window? */
+static bool
+marker_in_win(const struct gsess *g, const struct gmark *m)
+{
+	double t0 = gecko_ms(g, m->t0);
+
+	if (m->phase == 1)
+		return overlaps_win(g, t0, gecko_ms(g, m->t1));
+	return in_win(g, t0);
+}
+
 static void
-write_pause_marker(struct rtprof_gecko *g, struct json *j, struct tout *to,
+write_pause_marker(struct gsess *g, struct json *j, struct tout *to,
     size_t i)
 {
 	json_arr(j);
@@ -2299,12 +2460,28 @@ write_table_schema(struct json *j, const char *const *cols, size_t n)
 	json_obj_end(j);
 }
 
+static void
+write_sample(struct gsess *g, struct json *j, struct tout *to, double t,
+    bool idle)
+{
+	(void)g;
+	if (idle && to->stack_idle < 0) {
+		to->frame_idle = to->nframes++;
+		to->stack_idle = to->nstacks++;
+	}
+	json_arr(j);
+	json_i64(j, idle ? to->stack_idle : to->stack_awake);
+	json_f64(j, t);
+	json_u64(j, 0);
+	json_arr_end(j);
+}
+
 /*
  * One thread. @th NULL: the synthetic GeckoMain of a dump without a main
  * thread (no markers; one sample at the session start).
  */
 static void
-write_thread(struct rtprof_gecko *g, struct json *j, struct gthread *th,
+write_thread(struct gsess *g, struct json *j, struct gthread *th,
     bool main)
 {
 	static const char *const sample_cols[] = { "stack", "time",
@@ -2342,9 +2519,9 @@ write_thread(struct rtprof_gecko *g, struct json *j, struct gthread *th,
 	json_key(j, "processType");
 	json_str(j, "default");
 	json_key(j, "processName");
-	json_str(j, g->process != NULL ? g->process : "");
+	json_str(j, g->out_name);
 	json_key(j, "pid");
-	json_i64(j, g->pid);
+	json_i64(j, g->out_pid);
 	json_key(j, "tid");
 	json_i64(j, th != NULL ? th->tid : g->pid);
 	json_key(j, "registerTime");
@@ -2368,11 +2545,14 @@ write_thread(struct rtprof_gecko *g, struct json *j, struct gthread *th,
 		if (th->nm > 1)
 			qsort(th->m, th->nm, sizeof(*th->m), mark_cmp);
 		for (k = 0; k < th->nm; k++)
-			write_marker(g, j, &to, &th->m[k]);
+			if (marker_in_win(g, &th->m[k]))
+				write_marker(g, j, &to, &th->m[k]);
 	}
 	if (main)
 		for (k = 0; k < g->npause; k++)
-			write_pause_marker(g, j, &to, k);
+			if (overlaps_win(g, gecko_ms(g, g->pause[k][0]),
+			    gecko_ms(g, g->pause[k][1])))
+				write_pause_marker(g, j, &to, k);
 	json_arr_end(j);
 	json_obj_end(j);
 
@@ -2392,37 +2572,61 @@ write_thread(struct rtprof_gecko *g, struct json *j, struct gthread *th,
 	json_key(j, "data");
 	json_arr(j);
 	first = reg > 0.0 ? reg : 0.0;
-	json_arr(j);
-	json_u64(j, 0);
-	json_f64(j, first);
-	json_u64(j, 0);
-	json_arr_end(j);
 	to.stack_awake = 0;
 	to.frame_awake = 0;
 	to.nstacks = to.nframes = 1;
-	if (th != NULL) {
-		bool idle = false;
+	/*
+	 * The state changes, in time order, starting awake at registration.
+	 * With a time window, the state in effect at its start becomes a
+	 * sample at its start; changes outside it are dropped.
+	 */
+	{
+		bool idle = false, have_pre = false, pre_idle = false;
+		size_t emitted = 0;
+		double last = first;
 
-		if (th->ns > 1)
+		if (th != NULL && th->ns > 1)
 			qsort(th->s, th->ns, sizeof(*th->s), sample_cmp);
-		for (k = 0; k < th->ns; k++) {
-			double t = gecko_ms(g, th->s[k].t);
+		for (k = 0; th == NULL || k <= th->ns; k++) {
+			double t;
+			bool st;
 
-			if (th->s[k].idle == idle)
-				continue;       /* no change of state */
-			idle = th->s[k].idle;
-			if (idle && to.stack_idle < 0) {
-				to.frame_idle = to.nframes++;
-				to.stack_idle = to.nstacks++;
+			if (k == 0) {
+				t = first;
+				st = false;
+			} else {
+				if (th->s[k - 1].idle == idle)
+					continue;       /* no change of state */
+				t = gecko_ms(g, th->s[k - 1].t);
+				st = th->s[k - 1].idle;
 			}
-			json_arr(j);
-			json_i64(j, idle ? to.stack_idle : to.stack_awake);
-			json_f64(j, t >= first ? t : first);
-			json_u64(j, 0);
-			json_arr_end(j);
-			if (t > first)
-				first = t;
+			idle = st;
+			if (t < last)
+				t = last;
+			last = t;
+			if (t < g->win_a) {
+				have_pre = true;
+				pre_idle = st;
+			} else if (t <= g->win_b) {
+				if (have_pre) {
+					write_sample(g, j, &to, g->win_a,
+					    pre_idle);
+					emitted++;
+					have_pre = false;
+				}
+				write_sample(g, j, &to, t, st);
+				emitted++;
+			}
+			if (th == NULL)
+				break;
 		}
+		if (have_pre && g->win_a <= g->win_b) {
+			write_sample(g, j, &to, g->win_a, pre_idle);
+			emitted++;
+		}
+		if (emitted == 0)       /* every thread keeps one sample */
+			write_sample(g, j, &to, isfinite(g->win_a) ?
+			    g->win_a : first, false);
 	}
 	json_arr_end(j);
 	json_obj_end(j);
@@ -2477,22 +2681,125 @@ write_thread(struct rtprof_gecko *g, struct json *j, struct gthread *th,
 	strtab_free(&to.str);
 }
 
+/* Is the (non-main) thread @th written, given the filter and window? */
+static bool
+thread_kept(const struct gsess *g, const struct gthread *th)
+{
+	const struct rtprof_gecko_filter *f = g->flt;
+	double reg = 0.0;
+
+	if (f != NULL && f->nthreads != 0) {
+		size_t i;
+
+		for (i = 0; i < f->nthreads; i++)
+			if (th->name != NULL && strcmp(th->name,
+			    f->threads[i]) == 0)
+				break;
+		if (i == f->nthreads)
+			return false;
+	}
+	if (th->has_reg)
+		reg = gecko_ms(g, th->reg);
+	else if (th->has_first)
+		reg = gecko_ms(g, th->first_ticks);
+	if (reg > g->win_b)
+		return false;
+	if (th->has_unreg && gecko_ms(g, th->unreg) < g->win_a)
+		return false;
+	return true;
+}
+
+/* Grows a buffer: the captured top-level meta. */
+struct membuf {
+	char *p;
+	size_t n, cap;
+};
+
+static int
+membuf_write(void *ctx, const void *p, size_t n)
+{
+	struct membuf *b = ctx;
+
+	if (grow((void **)&b->p, &b->cap, b->n + n, 1) != 0)
+		return -ENOMEM;
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+	return 0;
+}
+
+struct rtprof_gecko_writer {
+	struct json *j;
+	const struct rtprof_gecko_filter *flt;
+	int err;
+	bool top_done;
+	int64_t top_wall_ns;            /* top-level meta.startTime, ns */
+	struct membuf meta;             /* top-level meta, without range */
+	bool have_range;
+	double range_a, range_b;        /* top-level ms */
+	int64_t *pids;                  /* pids written so far */
+	size_t npids, pidcap;
+};
+
 int
-rtprof_gecko_write(struct rtprof_gecko *g, rtprof_gecko_write_cb write,
+rtprof_gecko_writer_new(struct rtprof_gecko_writer **out,
+    const struct rtprof_gecko_filter *filter, rtprof_gecko_write_cb write,
     void *ctx)
 {
-	struct json *j;
-	struct gthread *main_th = NULL;
+	struct rtprof_gecko_writer *w = calloc(1, sizeof(*w));
 
-	if (g->err != 0)
-		return g->err;
-	if (!g->have_header)
-		return -ENODATA;
-	j = calloc(1, sizeof(*j));
-	if (j == NULL)
+	if (w == NULL)
 		return -ENOMEM;
-	j->write = write;
-	j->ctx = ctx;
+	w->j = calloc(1, sizeof(*w->j));
+	if (w->j == NULL) {
+		free(w);
+		return -ENOMEM;
+	}
+	w->j->write = write;
+	w->j->ctx = ctx;
+	w->flt = filter;
+	*out = w;
+	return 0;
+}
+
+static bool
+pid_used(const struct rtprof_gecko_writer *w, int64_t pid)
+{
+	for (size_t i = 0; i < w->npids; i++)
+		if (w->pids[i] == pid)
+			return true;
+	return false;
+}
+
+/* Choose the pid and process name that @g is shown with. */
+static int
+name_process(struct rtprof_gecko_writer *w, struct gsess *g)
+{
+	const char *p = g->process != NULL ? g->process : "";
+	int64_t pid = g->pid;
+
+	for (int64_t k = 1; pid_used(w, pid); k++)
+		pid = g->pid + k * 4194304;     /* above PID_MAX_LIMIT */
+	g->out_pid = pid;
+	if (g->ordinal > 1)
+		snprintf(g->out_name, sizeof(g->out_name), "%s (session %"
+		    PRIu64 ")", p, g->ordinal);
+	else if (pid != g->pid)
+		snprintf(g->out_name, sizeof(g->out_name), "%s (pid %" PRId64
+		    ")", p, g->pid);
+	else
+		snprintf(g->out_name, sizeof(g->out_name), "%s", p);
+	if (grow((void **)&w->pids, &w->pidcap, w->npids + 1,
+	    sizeof(*w->pids)) != 0)
+		return -ENOMEM;
+	w->pids[w->npids++] = pid;
+	return 0;
+}
+
+/* The process object's members other than meta and processes. */
+static void
+write_process_body(struct gsess *g, struct json *j)
+{
+	struct gthread *main_th = NULL;
 
 	for (size_t i = 0; i < g->nth; i++) {
 		if (g->th[i].flags & 2) {
@@ -2500,14 +2807,8 @@ rtprof_gecko_write(struct rtprof_gecko *g, rtprof_gecko_write_cb write,
 			break;
 		}
 	}
-
-	json_obj(j);
-	write_meta(g, j);
 	write_libs(g, j);
 	json_key(j, "pages");
-	json_arr(j);
-	json_arr_end(j);
-	json_key(j, "processes");
 	json_arr(j);
 	json_arr_end(j);
 	write_counters(g, j);
@@ -2522,34 +2823,179 @@ rtprof_gecko_write(struct rtprof_gecko *g, rtprof_gecko_write_cb write,
 	 */
 	write_thread(g, j, main_th, true);
 	for (size_t i = 0; i < g->nth && j->err == 0 && g->err == 0; i++)
-		if (&g->th[i] != main_th)
+		if (&g->th[i] != main_th && thread_kept(g, &g->th[i]))
 			write_thread(g, j, &g->th[i], false);
 	json_arr_end(j);
-	json_obj_end(j);
-	json_ch(j, '\n');
-	json_flush(j);
+}
 
-	int rc = g->err != 0 ? g->err : j->err;
+static int
+write_session(struct rtprof_gecko_writer *w, struct gsess *g)
+{
+	struct json *j = w->j;
+	double delta, a, b;
 
+	if (g->err != 0)
+		return g->err;
+	if (!w->top_done)
+		w->top_wall_ns = g->start_wall_ns;
+	delta = (double)(g->start_wall_ns - w->top_wall_ns) / 1e6;
+	g->flt = w->flt;
+	g->win_a = w->flt != NULL && w->flt->has_from ?
+	    w->flt->from_ms - delta : -INFINITY;
+	g->win_b = w->flt != NULL && w->flt->has_to ?
+	    w->flt->to_ms - delta : INFINITY;
+	if (name_process(w, g) != 0)
+		return -ENOMEM;
+
+	sess_range(g, &a, &b);
+	a += delta;
+	b += delta;
+	if (w->flt != NULL && w->flt->has_from && a < w->flt->from_ms)
+		a = w->flt->from_ms;
+	if (w->flt != NULL && w->flt->has_to && b > w->flt->to_ms)
+		b = w->flt->to_ms;
+	if (b < a)
+		b = a;
+	if (!w->have_range || a < w->range_a)
+		w->range_a = a;
+	if (!w->have_range || b > w->range_b)
+		w->range_b = b;
+	w->have_range = true;
+
+	if (!w->top_done) {
+		/*
+		 * Top level: its meta is captured now and written last, with
+		 * a profiling range that covers every process; the
+		 * "processes" array stays open for the other sessions.
+		 */
+		struct json *mj = calloc(1, sizeof(*mj));
+
+		if (mj == NULL)
+			return -ENOMEM;
+		mj->write = membuf_write;
+		mj->ctx = &w->meta;
+		write_meta(g, mj);
+		json_flush(mj);
+		if (mj->err != 0 || w->meta.n < 2) {
+			int e = mj->err != 0 ? mj->err : -ENOMEM;
+
+			free(mj);
+			return e;
+		}
+		free(mj);
+		w->top_done = true;
+		json_obj(j);
+		write_process_body(g, j);
+		json_key(j, "processes");
+		json_arr(j);
+	} else {
+		json_obj(j);
+		json_key(j, "meta");
+		write_meta(g, j);
+		json_key(j, "processes");
+		json_arr(j);
+		json_arr_end(j);
+		write_process_body(g, j);
+		json_obj_end(j);
+	}
+	if (g->err != 0)
+		return g->err;
+	return j->err;
+}
+
+int
+rtprof_gecko_writer_add(struct rtprof_gecko_writer *w, struct rtprof_gecko *g)
+{
+	if (w->err != 0)
+		return w->err;
+	if (g->err != 0)
+		return w->err = g->err;
+	if (rtprof_gecko_sessions(g) == 0)
+		return -ENODATA;
+	for (size_t i = 0; i < g->nsess && w->err == 0; i++)
+		if (g->sess[i]->have_header)
+			w->err = write_session(w, g->sess[i]);
+	return w->err;
+}
+
+int
+rtprof_gecko_writer_finish(struct rtprof_gecko_writer *w)
+{
+	struct json *j;
+	int rc;
+
+	if (w == NULL)
+		return 0;
+	j = w->j;
+	rc = w->err;
+	if (rc == 0 && !w->top_done)
+		rc = -ENODATA;
+	if (rc == 0) {
+		json_arr_end(j);                /* processes */
+		json_key(j, "meta");
+		json_obj(j);
+		json_key(j, "profilingStartTime");
+		json_f64(j, w->range_a);
+		json_key(j, "profilingEndTime");
+		json_f64(j, w->range_b);
+		/* The captured meta, its opening brace replaced by a comma. */
+		json_ch(j, ',');
+		json_raw(j, w->meta.p + 1, w->meta.n - 1);
+		j->depth--;
+		json_obj_end(j);                /* top level */
+		json_ch(j, '\n');
+		json_flush(j);
+		rc = j->err;
+	}
+	free(w->meta.p);
+	free(w->pids);
 	free(j);
+	free(w);
 	return rc;
+}
+
+int
+rtprof_gecko_write(struct rtprof_gecko *g, rtprof_gecko_write_cb write,
+    void *ctx)
+{
+	struct rtprof_gecko_writer *w;
+	int rc;
+
+	if (g->err != 0)
+		return g->err;
+	rc = rtprof_gecko_writer_new(&w, NULL, write, ctx);
+	if (rc != 0)
+		return rc;
+	rc = rtprof_gecko_writer_add(w, g);
+	if (rc != 0) {
+		w->err = rc;
+		rtprof_gecko_writer_finish(w);
+		return rc;
+	}
+	return rtprof_gecko_writer_finish(w);
+}
+
+size_t
+rtprof_gecko_sessions(const struct rtprof_gecko *g)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < g->nsess; i++)
+		n += g->sess[i]->have_header;
+	return n;
 }
 
 /* ------------------------------------------------------------------ */
 /* --info                                                               */
 
-int
-rtprof_gecko_print_info(const struct rtprof_gecko *g, FILE *out)
+static void
+print_session(const struct gsess *g, FILE *out)
 {
-	const struct rtprof_dump_stats *st = &g->stats;
 	uint64_t drop_full = 0, drop_nested = 0;
 	size_t nschema = 0;
 
-	fprintf(out, "%s: %" PRIu64 " bytes, %" PRIu64 " frames, %" PRIu64
-	    " session(s)\n", g->input, st->bytes, st->frames, st->sessions);
-	if (!g->have_header) {
-		fprintf(out, "no session header: nothing to convert\n");
-	} else {
+	fprintf(out, "session %" PRIu64 ":\n", g->ordinal);
+	{
 		fprintf(out, "process %" PRId64 " \"%s\" (%s), clock %s at "
 		    "%.0f ticks/s, sample interval %" PRIu64 " us\n", g->pid,
 		    g->process != NULL ? g->process : "",
@@ -2597,9 +3043,23 @@ rtprof_gecko_print_info(const struct rtprof_gecko *g, FILE *out)
 	    g->ev_total);
 	fprintf(out, "dropped at the source: %" PRIu64 " (no chunk), %" PRIu64
 	    " (re-entrant)\n", drop_full, drop_nested);
+}
+
+int
+rtprof_gecko_print_info(const struct rtprof_gecko *g, FILE *out)
+{
+	const struct rtprof_dump_stats *st = &g->stats;
+
+	fprintf(out, "%s: %" PRIu64 " bytes, %" PRIu64 " frames, %" PRIu64
+	    " session(s)\n", g->input, st->bytes, st->frames, st->sessions);
+	if (g->nsess == 0)
+		fprintf(out, "no session header: nothing to convert\n");
+	for (size_t i = 0; i < g->nsess; i++)
+		if (g->sess[i]->have_header)
+			print_session(g->sess[i], out);
 	if (g->ignored_frames != 0)
 		fprintf(out, "ignored: %" PRIu64 " frame(s) of %" PRIu64
-		    " other session(s)\n", g->ignored_frames,
+		    " session(s) without a header\n", g->ignored_frames,
 		    g->ignored_sessions);
 	fprintf(out, "damage: %" PRIu64 " report(s)\n", g->dmg_total);
 	for (size_t i = 0; i < g->ndmg; i++)

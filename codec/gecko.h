@@ -1,11 +1,29 @@
 /*
- * gecko.h - convert one rtprof dump into a Firefox Profiler "Gecko" profile.
+ * gecko.h - convert rtprof dumps into a Firefox Profiler "Gecko" profile.
  *
- * Milestone 1 of msgpack2gecko (issue 3): one dump, one session, one
- * process. The converter collects what the dump reader delivers
- * (dump_reader.h), then writes the profile as JSON, progressively, through
- * a caller-supplied sink. What the front-end needs is described in
+ * msgpack2gecko (issue 3). A converter (struct rtprof_gecko) collects what
+ * the dump reader delivers for one dump (dump_reader.h); a writer (struct
+ * rtprof_gecko_writer) turns one or several converted dumps into one
+ * profile, written progressively as JSON through a caller-supplied sink.
+ * What the front-end needs is described in
  * /work/shared/docs/gecko-format.md.
+ *
+ * Processes: every session with a HEADER (of every dump) is one process.
+ * The first session of the first dump is the top level; every other one is
+ * an entry of the top level's "processes", with its own meta.startTime (its
+ * own wall clock at start: the front-end shifts its times by the startTime
+ * difference). The front-end groups tracks by pid and keeps one GeckoMain
+ * per pid, so a session whose pid is already used by an earlier process
+ * (a program that recorded twice) gets a made-up pid, pid + k * 4194304
+ * (above Linux's PID_MAX_LIMIT, so it collides with no real pid), and a
+ * process name "NAME (session N)" / "NAME (pid P)"; the real pid stays in
+ * the gathering log. The top-level meta is written last so that its
+ * profilingStartTime/EndTime cover every process.
+ *
+ * Memory: a dump is converted whole before its processes are written;
+ * rtprof_gecko_writer_add() writes them out so the caller can free the
+ * dump before reading the next one (only a few hundred bytes of the first
+ * one are kept, the top-level meta).
  *
  * Choices made here:
  * - The process's main thread (THREAD flags bit 1) is written first, named
@@ -20,19 +38,40 @@
  *   named after the thread, in the Idle category while asleep.
  * - Pauses become pausedRanges and "Paused" markers on GeckoMain.
  *
- * Memory is not yet bounded by the number of unique strings: markers and
- * counter values are kept until the profile is written (milestone 2 spills
- * them). Depends on codec/ only, never on rt/ or core/.
+ * Memory is not yet bounded by the number of unique strings: the markers
+ * and counter values of a whole dump are kept until its processes are
+ * written (spilling them is still to do). Depends on codec/ only, never on
+ * rt/ or core/.
  */
 #ifndef RTPROF_GECKO_H
 #define RTPROF_GECKO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "dump_reader.h"
 
 struct rtprof_gecko;
+struct rtprof_gecko_writer;
+
+/* Called for every frame read, with its stream offset (progress bars). */
+typedef void (*rtprof_gecko_progress_cb)(void *ctx, uint64_t offset);
+
+/*
+ * What to write (rtprof_gecko_writer_new). Times are ms relative to the
+ * top-level meta.startTime (the first dump's first session). Samples,
+ * counter values, instant markers outside [from, to] are dropped; interval
+ * markers and paused ranges that overlap it are kept whole. A thread is
+ * kept when its name is one of @threads (all when @nthreads is 0); each
+ * process's GeckoMain is always kept (counters need it).
+ */
+struct rtprof_gecko_filter {
+	bool has_from, has_to;
+	double from_ms, to_ms;
+	const char *const *threads;
+	size_t nthreads;
+};
 
 /*
  * Output sink: write all @n bytes of @p. Return 0 or a negative errno;
@@ -56,9 +95,9 @@ void rtprof_gecko_free(struct rtprof_gecko *g);
  * rtprof_gecko_read_fd - decode the dump readable from @fd into @g.
  * @st: the decoder's statistics (may be NULL).
  *
- * The first session with a HEADER is converted; frames of any other session
- * are counted and reported in the gathering log (several sessions and
- * several dumps are milestone 2).
+ * Every session with a HEADER is converted (one process each); frames of
+ * a session whose HEADER is missing are counted and reported in the
+ * gathering log.
  *
  * Context: any thread; blocks in read(2).
  * Return: as rtprof_dump_read_fd(); -ENOMEM when the converter ran out of
@@ -67,12 +106,50 @@ void rtprof_gecko_free(struct rtprof_gecko *g);
 int rtprof_gecko_read_fd(struct rtprof_gecko *g, int fd,
     struct rtprof_dump_stats *st);
 
+/* Context: any thread. @cb is called from rtprof_gecko_read_fd(). */
+void rtprof_gecko_set_progress(struct rtprof_gecko *g,
+    rtprof_gecko_progress_cb cb, void *ctx);
+
+/* Return: the number of sessions whose HEADER was decoded so far. */
+size_t rtprof_gecko_sessions(const struct rtprof_gecko *g);
+
 /*
- * rtprof_gecko_write - write the profile as JSON through @write.
+ * rtprof_gecko_writer_new - start a profile written through @write.
+ * @filter: may be NULL (everything); copied by reference, must outlive
+ * the writer.
+ *
+ * Context: any thread; allocates.
+ * Return: 0 with *@out set, or -ENOMEM.
+ */
+int rtprof_gecko_writer_new(struct rtprof_gecko_writer **out,
+    const struct rtprof_gecko_filter *filter, rtprof_gecko_write_cb write,
+    void *ctx);
+
+/*
+ * rtprof_gecko_writer_add - write every session of @g (one process each).
+ * The first session ever added is the top level. @g may be freed after.
+ *
+ * Context: any thread; calls the sink.
+ * Return: 0; -ENODATA when @g has no session HEADER (nothing written);
+ * -ENOMEM; or the sink's first error (latched).
+ */
+int rtprof_gecko_writer_add(struct rtprof_gecko_writer *w,
+    struct rtprof_gecko *g);
+
+/*
+ * rtprof_gecko_writer_finish - close the profile and free @w (NULL: no-op).
+ *
+ * Return: 0; -ENODATA when no session was added; -ENOMEM; or the sink's
+ * first error.
+ */
+int rtprof_gecko_writer_finish(struct rtprof_gecko_writer *w);
+
+/*
+ * rtprof_gecko_write - one dump, whole, as a profile through @write
+ * (writer_new + writer_add + writer_finish without a filter).
  *
  * Context: any thread; calls @write many times, in order.
- * Return: 0; -ENODATA when no session HEADER was decoded (there is no
- * clock to convert times with); -ENOMEM; or the sink's first error.
+ * Return: as rtprof_gecko_writer_finish().
  */
 int rtprof_gecko_write(struct rtprof_gecko *g, rtprof_gecko_write_cb write,
     void *ctx);

@@ -1,7 +1,7 @@
 /*
  * gecko_rec.c - record the deterministic dump that test_gecko converts.
  *
- *   gecko_rec DUMP [nomain]
+ *   gecko_rec DUMP [nomain | twice]
  *
  * Main thread and a worker that exits early; instant, begin/end, complete
  * and typed markers (every field kind, including a copied string that is
@@ -9,11 +9,19 @@
  * "Memory" counter; a pause (with a marker inside it, which must not
  * appear); sleep and wake. tests/test_gecko_content.py knows exactly what
  * this program records: keep the two in step. With "nomain", only the
- * worker registers (the converter must make up a GeckoMain thread).
+ * worker registers (the converter must make up a GeckoMain thread). With
+ * "twice", the main thread records two sessions into the same dump, one
+ * instant marker each ("first", then "second"), 20 ms apart. With the
+ * environment variable GECKO_REC_WAIT set, the default recording waits for
+ * a byte on stdin just before starting its session, and prints the wall
+ * clock (CLOCK_REALTIME, ns) read just before the start (tests start two
+ * recorders a known delay apart, without process start-up jitter, and know
+ * when each session really started).
  */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,12 +101,29 @@ main(int argc, char **argv)
 	uint64_t t0;
 	int fd;
 
-	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "nomain"))) {
-		fprintf(stderr, "usage: gecko_rec DUMP [nomain]\n");
+	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "nomain") &&
+	    strcmp(argv[2], "twice"))) {
+		fprintf(stderr, "usage: gecko_rec DUMP [nomain | twice]\n");
 		return 2;
 	}
 	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	RTPROF_CHECK(fd >= 0);
+	if (argc == 3 && strcmp(argv[2], "twice") == 0) {
+		RTPROF_CHECK_EQ(rtprof_thread_register("main",
+		    RTPROF_THREAD_MAIN), 0);
+		memset(&s, 0, sizeof(s));
+		s.struct_size = sizeof(s);
+		s.fd = fd;
+		RTPROF_CHECK_EQ(rtprof_session_start(&s), 0);
+		rtprof_mark("first", RTPROF_CAT_USER);
+		RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
+		nap_ms(20);
+		RTPROF_CHECK_EQ(rtprof_session_start(&s), 0);
+		rtprof_mark("second", RTPROF_CAT_USER);
+		RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
+		close(fd);
+		return 0;
+	}
 	if (argc == 3) {
 		load_type = rtprof_marker_type_declare(&load);
 		RTPROF_CHECK(load_type != NULL);
@@ -119,6 +144,16 @@ main(int argc, char **argv)
 	heap = rtprof_counter_declare("heap", "Memory", "bytes allocated");
 	RTPROF_CHECK(queue != NULL && heap != NULL);
 
+	if (getenv("GECKO_REC_WAIT") != NULL) {
+		struct timespec now;
+		char go;
+
+		RTPROF_CHECK_EQ(read(STDIN_FILENO, &go, 1), 1);
+		RTPROF_CHECK_EQ(clock_gettime(CLOCK_REALTIME, &now), 0);
+		printf("%lld\n", (long long)now.tv_sec * 1000000000LL +
+		    now.tv_nsec);
+		fflush(stdout);
+	}
 	memset(&s, 0, sizeof(s));
 	s.struct_size = sizeof(s);
 	s.fd = fd;

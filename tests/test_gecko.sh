@@ -82,9 +82,26 @@ grep -q "random.bin" "$dir/random.json.err" ||
     fail "not a dump: error does not name the file"
 [ ! -e "$dir/random.json" ] || fail "not a dump: output left behind"
 
-# Several dumps are milestone 2.
-"$m2g" "$dir/rec.rtprof" "$d" -o "$dir/two.json" 2>"$dir/two.err"
-[ $? -eq 2 ] || fail "several dumps: want exit 2"
-grep -q "several dumps: not yet supported" "$dir/two.err" ||
-    fail "several dumps: message"
+# Several dumps and sessions (processes), --from/--to, --thread.
+"$py" "$src/test_gecko_multi.py" "$rec" "$m2g" "$src" "$dir/multi" ||
+    fail "several processes / filters"
+# Several dumps on the command line, damaged ones included: exit 1.
+convert2() { # convert2 OUT WANT_RC DUMP...
+	out=$1 want=$2
+	shift 2
+	"$m2g" "$@" -o "$out" 2>"$out.err"
+	rc=$?
+	[ $rc -eq "$want" ] || { cat "$out.err" >&2; fail "$*: exit $rc, want $want"; }
+}
+convert2 "$dir/three.json" 1 "$dir/rec.rtprof" "$d" "$dir/cut.rtprof"
+"$py" "$src/gecko_check.py" --require-samples "$dir/three.json" ||
+    fail "gecko_check.py rejects $dir/three.json"
+grep -q 'cut.rtprof: offset [0-9]*: damaged' "$dir/three.json.err" ||
+    fail "three: stderr does not name the damaged dump"
+# A dump that is not a dump among others: exit 2, no output left behind.
+convert2 "$dir/bad2.json" 2 "$dir/rec.rtprof" "$dir/random.bin"
+grep -q "random.bin" "$dir/bad2.json.err" || fail "bad2: message"
+[ ! -e "$dir/bad2.json" ] || fail "bad2: output left behind"
+"$m2g" --info "$dir/rec.rtprof" "$d" >"$dir/info2.txt" || fail "--info two"
+[ "$(grep -c '^session 1:' "$dir/info2.txt")" -eq 2 ] || fail "--info two dumps"
 echo "test_gecko: ok"

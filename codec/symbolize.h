@@ -1,0 +1,113 @@
+/*
+ * symbolize.h - offline symbolication of native addresses.
+ *
+ * The converter feeds the module map of a dump (MODULES frame: path, start,
+ * end, offset, build_id; see docs/wire-format.md) into a symbolizer, then
+ * resolves runtime addresses of the recorded process to function names and,
+ * where debug info exists, source file and line. The ELF files are read with
+ * elfutils (libdwfl); nothing of the recorded process is needed but its files.
+ *
+ *  - A module is used only if the file's GNU build id equals the one in the
+ *    dump (wrong symbols are worse than none). A module recorded without a
+ *    build id is used unverified.
+ *  - sysroot (may be NULL): module paths are looked up under it first
+ *    (sysroot + "/usr/lib/x.so"); the host path is tried next only when the
+ *    dump carries a build id to verify it against.
+ *  - Separate debug files are found by build id under each debug directory
+ *    (DIR/.build-id/xx/rest.debug, the layout of Debian's -dbgsym packages),
+ *    under sysroot/usr/lib/debug, and under /usr/lib/debug; also by
+ *    .gnu_debuglink next to the file and in its .debug/ subdirectory.
+ *  - Return addresses: a sampled return address points after the call, maybe
+ *    into the next line or even the next function. The CALLER looks up
+ *    addr - 1 for every frame but the innermost (the interrupted pc).
+ *  - Results are cached per address in a fixed-size table (bounded memory);
+ *    the strings returned stay valid until rtprof_symbolizer_free().
+ *  - Inlined functions are not expanded: the name is the symbol-table
+ *    function containing the address, file:line the line table's entry (which
+ *    may lie in an inlined callee's source).
+ *
+ * Context: converter (offline), single-threaded use per symbolizer.
+ */
+#ifndef RTPROF_SYMBOLIZE_H
+#define RTPROF_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rtprof_symbolizer;
+
+/* Return codes of rtprof_symbolize(). */
+enum {
+	RTPROF_SYM_OK = 0,        /* name found (file/line if debug info has it) */
+	RTPROF_SYM_NOMODULE = -1, /* no module covers the address */
+	RTPROF_SYM_UNUSABLE = -2, /* module known, but its file is not usable */
+	RTPROF_SYM_NOSYM = -3,    /* module usable, no symbol covers the address */
+};
+
+/* Per-module status (see rtprof_symbolizer_module()). */
+enum rtprof_modstatus {
+	RTPROF_MOD_OK = 0,         /* opened, build id verified */
+	RTPROF_MOD_UNVERIFIED,     /* opened, dump has no build id to check */
+	RTPROF_MOD_MISSING,        /* file not found (or unreadable) */
+	RTPROF_MOD_MISMATCH,       /* build id differs: not used */
+	RTPROF_MOD_BADELF,         /* not an ELF file, or no segment maps start */
+	RTPROF_MOD_NOSYMS,         /* opened, but no symbol table nor debug info */
+};
+
+struct rtprof_sym {
+	const char *name;     /* function name (mangled as in the symtab), or NULL */
+	const char *file;     /* source file, or NULL without debug info */
+	int line;             /* source line, 0 if unknown */
+	int module;           /* index of the module (order of adding), -1 if none */
+	uint64_t file_offset; /* addr - start + offset: position in the file */
+	uint64_t vaddr;       /* ELF virtual address (as addr2line takes it), or 0 */
+	uint64_t sym_offset;  /* addr - start of the function, if name != NULL */
+};
+
+/* debug_dirs: extra debug-file roots (--debug-dir); both may be NULL/0.
+ * Returns NULL on allocation failure. */
+struct rtprof_symbolizer *rtprof_symbolizer_new(const char *sysroot,
+    const char *const *debug_dirs, size_t ndebug_dirs);
+void rtprof_symbolizer_free(struct rtprof_symbolizer *s);
+
+/* Adds a module as the MODULES frame records it. Returns its index (>= 0),
+ * also when the file is unusable (see its status), or -1 on allocation
+ * failure. Adding clears the cache. */
+int rtprof_symbolizer_add_module(struct rtprof_symbolizer *s, const char *path,
+    uint64_t start, uint64_t end, uint64_t offset,
+    const unsigned char *build_id, size_t build_id_len);
+
+/* Resolves a runtime address (see above for return addresses). *out is
+ * always filled (fields unknown are NULL/0, module -1 if none). */
+int rtprof_symbolize(struct rtprof_symbolizer *s, uint64_t addr,
+    struct rtprof_sym *out);
+
+size_t rtprof_symbolizer_nmodules(const struct rtprof_symbolizer *s);
+/* Status of module i; *path gets the path as recorded, *detail (may be
+ * NULL) a one-line explanation for the profile's gathering log, e.g.
+ * "build id mismatch: dump 1a2b..., file 3c4d..." or "no debug info". */
+enum rtprof_modstatus rtprof_symbolizer_module(const struct rtprof_symbolizer *s,
+    size_t i, const char **path, const char **detail);
+const char *rtprof_modstatus_name(enum rtprof_modstatus st);
+
+/* Calls fn once per module that is not fully usable (any status but OK and
+ * UNVERIFIED, or usable without debug info) with a line "path: detail".
+ * Returns the number of calls. */
+size_t rtprof_symbolizer_problems(const struct rtprof_symbolizer *s,
+    void (*fn)(void *arg, const char *line), void *arg);
+
+struct rtprof_symbolizer_stats {
+	uint64_t lookups, hits;
+};
+void rtprof_symbolizer_stats(const struct rtprof_symbolizer *s,
+    struct rtprof_symbolizer_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RTPROF_SYMBOLIZE_H */

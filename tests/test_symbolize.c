@@ -1,0 +1,359 @@
+/*
+ * test_symbolize.c - the offline symbolizer (codec/symbolize.c) resolves
+ * this test program's own functions (name, file, line) and a libc function
+ * from the module map as a dump would carry it; rejects a wrong build id;
+ * reports a missing file; finds files under --sysroot and separate debug
+ * files under --debug-dir by build id; caches. Prints lookup timings.
+ */
+#include <elf.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "symbolize.h"
+
+/* ---- targets (non-static, noinline; line numbers are checked) ---- */
+
+volatile int sink;
+void *volatile g_ra;
+int g_call_line;
+
+enum { LINE_A = __LINE__ + 1 };
+__attribute__((noinline)) int sym_target_a(int x) {
+	sink += x;
+	return sink * 3;
+}
+
+__attribute__((noinline)) int
+grab_ra(int x)
+{
+	g_ra = __builtin_return_address(0);
+	sink += x;
+	return sink;
+}
+
+__attribute__((noinline)) int
+sym_target_b(int x)
+{
+	int r = grab_ra(x + 1); g_call_line = __LINE__;
+	return r + sink;
+}
+
+/* ---- the module map, as core/procinfo.c records it ---- */
+
+struct mod {
+	char path[512];
+	uint64_t start, end, offset;
+	unsigned char build_id[64];
+	size_t build_id_len;
+};
+
+struct find {
+	uint64_t addr;
+	struct mod m;
+	int found;
+};
+
+static int
+phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find *f = arg;
+	struct mod d;
+	uint64_t lo = UINT64_MAX, hi = 0, off = 0;
+	(void)size;
+
+	memset(&d, 0, sizeof(d));
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			if (info->dlpi_addr + ph->p_vaddr < lo) {
+				lo = info->dlpi_addr + ph->p_vaddr;
+				off = ph->p_offset;
+			}
+			if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+				hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		} else if (ph->p_type == PT_NOTE) {
+			const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+			const unsigned char *e = p + ph->p_memsz;
+
+			while (p + sizeof(ElfW(Nhdr)) <= e) {
+				const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+				size_t nsz = (nh->n_namesz + 3) & ~3u, dsz = (nh->n_descsz + 3) & ~3u;
+				const unsigned char *desc = p + sizeof(*nh) + nsz;
+
+				if (desc + dsz > e)
+					break;
+				if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+				    memcmp(p + sizeof(*nh), "GNU", 4) == 0 &&
+				    nh->n_descsz <= sizeof(d.build_id)) {
+					memcpy(d.build_id, desc, nh->n_descsz);
+					d.build_id_len = nh->n_descsz;
+				}
+				p = desc + dsz;
+			}
+		}
+	}
+	if (hi == 0 || f->addr < lo || f->addr >= hi)
+		return 0;
+	if (info->dlpi_name == NULL || info->dlpi_name[0] == 0) {
+		ssize_t r = readlink("/proc/self/exe", d.path, sizeof(d.path) - 1);
+		if (r > 0)
+			d.path[r] = 0;
+	} else {
+		strncpy(d.path, info->dlpi_name, sizeof(d.path) - 1);
+	}
+	d.start = lo;
+	d.end = hi;
+	d.offset = off;
+	f->m = d;
+	f->found = 1;
+	return 1;
+}
+
+static struct mod
+module_of(const void *addr)
+{
+	struct find f;
+
+	memset(&f, 0, sizeof(f));
+	f.addr = (uint64_t)(uintptr_t)addr;
+	dl_iterate_phdr(phdr_cb, &f);
+	RTPROF_CHECK(f.found);
+	return f.m;
+}
+
+static int
+add(struct rtprof_symbolizer *s, const struct mod *m, const char *path)
+{
+	return rtprof_symbolizer_add_module(s, path ? path : m->path, m->start,
+	    m->end, m->offset, m->build_id, m->build_id_len);
+}
+
+static int
+ends_with(const char *s, const char *suffix)
+{
+	size_t a = s ? strlen(s) : 0, b = strlen(suffix);
+
+	return s != NULL && a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void
+print_problem(void *arg, const char *line)
+{
+	int *n = arg;
+
+	(*n)++;
+	printf("  problem: %s\n", line);
+}
+
+/* Own functions resolve to name, file and line. */
+static void
+check_self(struct rtprof_symbolizer *s, int mi)
+{
+	struct rtprof_sym r;
+
+	RTPROF_CHECK_EQ(rtprof_symbolize(s, (uint64_t)(uintptr_t)&sym_target_a, &r), RTPROF_SYM_OK);
+	RTPROF_CHECK_STREQ(r.name, "sym_target_a");
+	RTPROF_CHECK_EQ(r.module, mi);
+	RTPROF_CHECK_EQ(r.sym_offset, 0);
+	RTPROF_CHECK(ends_with(r.file, "test_symbolize.c"));
+	/* The entry's line: the declarator, or at -O2 the first statement. */
+	RTPROF_CHECK_GE(r.line, LINE_A);
+	RTPROF_CHECK_LE(r.line, LINE_A + 2);
+
+	/* A return address, looked up at ra - 1: the line of the call. */
+	RTPROF_CHECK_EQ(rtprof_symbolize(s, (uint64_t)(uintptr_t)g_ra - 1, &r), RTPROF_SYM_OK);
+	RTPROF_CHECK_STREQ(r.name, "sym_target_b");
+	RTPROF_CHECK_GT(r.sym_offset, 0);
+	RTPROF_CHECK(ends_with(r.file, "test_symbolize.c"));
+	RTPROF_CHECK_EQ(r.line, g_call_line);
+}
+
+static void
+run(const char *cmd)
+{
+	printf("  $ %s\n", cmd);
+	fflush(stdout);
+	RTPROF_CHECK_EQ(system(cmd), 0);
+}
+
+int
+main(void)
+{
+	ldiv_t (*volatile libc_fn)(long, long) = ldiv;
+	struct mod self, libc;
+	struct rtprof_symbolizer *s;
+	struct rtprof_sym r, r2;
+	const char *path, *detail;
+	int mi, li, n;
+
+	sym_target_b(sym_target_a(1));
+	self = module_of((const void *)&sym_target_a);
+	RTPROF_CHECK_GT(self.build_id_len, 0); /* linked with --build-id */
+	libc = module_of((const void *)libc_fn);
+	printf("self: %s [%#llx, %#llx) offset %#llx\nlibc: %s\n", self.path,
+	    (unsigned long long)self.start, (unsigned long long)self.end,
+	    (unsigned long long)self.offset, libc.path);
+
+	/* 1. Own module and libc, as the dump records them. */
+	s = rtprof_symbolizer_new(NULL, NULL, 0);
+	RTPROF_CHECK(s != NULL);
+	li = add(s, &libc, NULL);
+	mi = add(s, &self, NULL);
+	RTPROF_CHECK_EQ(li, 0);
+	RTPROF_CHECK_EQ(mi, 1);
+	RTPROF_CHECK_EQ(rtprof_symbolizer_module(s, 1, &path, &detail), RTPROF_MOD_OK);
+	RTPROF_CHECK_STREQ(path, self.path);
+	check_self(s, mi);
+	RTPROF_CHECK_EQ(rtprof_symbolize(s, (uint64_t)(uintptr_t)libc_fn, &r), RTPROF_SYM_OK);
+	RTPROF_CHECK_STREQ(r.name, "ldiv");
+	RTPROF_CHECK_EQ(r.module, li);
+	printf("ldiv: %s:%d (libc debug info %s)\n", r.file ? r.file : "?", r.line,
+	    r.file ? "found" : "absent");
+	/* Outside every module. */
+	RTPROF_CHECK_EQ(rtprof_symbolize(s, 16, &r), RTPROF_SYM_NOMODULE);
+	RTPROF_CHECK_EQ(r.module, -1);
+	RTPROF_CHECK(r.name == NULL);
+
+	/* Cache: same answers, same strings; hits counted. */
+	{
+		struct rtprof_symbolizer_stats st0, st1;
+		uint64_t a = (uint64_t)(uintptr_t)&sym_target_a;
+
+		rtprof_symbolizer_stats(s, &st0);
+		RTPROF_CHECK_EQ(rtprof_symbolize(s, a, &r), RTPROF_SYM_OK);
+		RTPROF_CHECK_EQ(rtprof_symbolize(s, a, &r2), RTPROF_SYM_OK);
+		RTPROF_CHECK(memcmp(&r, &r2, sizeof(r)) == 0);
+		RTPROF_CHECK(r.name == r2.name && r.file == r2.file);
+		rtprof_symbolizer_stats(s, &st1);
+		RTPROF_CHECK_EQ(st1.lookups - st0.lookups, 2);
+		RTPROF_CHECK_EQ(st1.hits - st0.hits, 2);
+	}
+
+	/* Timing: distinct addresses across the executable's code, uncached
+	 * then cached (not asserted). */
+	{
+		uint64_t size = self.end - self.start, base = self.start;
+		int N = size < 20000 ? (int)size : 20000;
+		uint64_t step = size / (uint64_t)N;
+		struct rtprof_symbolizer *t = rtprof_symbolizer_new(NULL, NULL, 0);
+		double t0, t1, t2;
+		int found = 0;
+
+		RTPROF_CHECK(t != NULL);
+		add(t, &self, NULL);
+		t0 = now();
+		for (int i = 0; i < N; i++)
+			found += rtprof_symbolize(t, base + (uint64_t)i * step, &r) == 0;
+		t1 = now();
+		for (int i = 0; i < N; i++)
+			rtprof_symbolize(t, base + (uint64_t)i * step, &r);
+		t2 = now();
+		printf("timing: %d addresses (%d named): uncached %.0f ns/lookup, cached %.0f ns/lookup\n",
+		    N, found, (t1 - t0) / N * 1e9, (t2 - t1) / N * 1e9);
+		rtprof_symbolizer_free(t);
+	}
+	rtprof_symbolizer_free(s);
+
+	/* 2. Wrong build id: rejected, nothing resolved. Missing file. */
+	{
+		struct mod bad = self;
+		int np = 0;
+
+		bad.build_id[0] ^= 0xff;
+		s = rtprof_symbolizer_new(NULL, NULL, 0);
+		RTPROF_CHECK_EQ(add(s, &bad, NULL), 0);
+		RTPROF_CHECK_EQ(rtprof_symbolizer_module(s, 0, NULL, &detail), RTPROF_MOD_MISMATCH);
+		RTPROF_CHECK(detail != NULL && strstr(detail, "mismatch") != NULL);
+		RTPROF_CHECK_EQ(rtprof_symbolize(s, (uint64_t)(uintptr_t)&sym_target_a, &r),
+		    RTPROF_SYM_UNUSABLE);
+		RTPROF_CHECK(r.name == NULL && r.file == NULL);
+		RTPROF_CHECK_EQ(r.module, 0);
+		RTPROF_CHECK_EQ(r.file_offset,
+		    (uint64_t)(uintptr_t)&sym_target_a - self.start + self.offset);
+
+		RTPROF_CHECK_EQ(add(s, &libc, "/nonexistent/rtprof/libgone.so"), 1);
+		RTPROF_CHECK_EQ(rtprof_symbolizer_module(s, 1, NULL, NULL), RTPROF_MOD_MISSING);
+		RTPROF_CHECK_EQ(rtprof_symbolize(s, (uint64_t)(uintptr_t)libc_fn, &r),
+		    RTPROF_SYM_UNUSABLE);
+		RTPROF_CHECK_EQ(r.module, 1);
+		RTPROF_CHECK_EQ(rtprof_symbolizer_problems(s, print_problem, &np), 2);
+		RTPROF_CHECK_EQ(np, 2);
+		rtprof_symbolizer_free(s);
+	}
+
+	/* 3. --sysroot: the file exists only under DIR at its recorded path;
+	 * then --debug-dir: a stripped copy there plus its separate debug file
+	 * at DEBUG/.build-id/xx/rest.debug. */
+	{
+		char dir[] = "/tmp/rtprof-sym-XXXXXX", cmd[4096], bid[129];
+		const char *fake = "/rtprof-nonexistent/bin/test_symbolize";
+		const char *dbg[1];
+		struct stat sb;
+
+		RTPROF_CHECK(mkdtemp(dir) != NULL);
+		snprintf(cmd, sizeof(cmd), "mkdir -p %s/rtprof-nonexistent/bin && cp '%s' %s%s",
+		    dir, self.path, dir, fake);
+		run(cmd);
+		s = rtprof_symbolizer_new(dir, NULL, 0);
+		RTPROF_CHECK_EQ(add(s, &self, fake), 0);
+		RTPROF_CHECK_EQ(rtprof_symbolizer_module(s, 0, NULL, NULL), RTPROF_MOD_OK);
+		check_self(s, 0);
+		rtprof_symbolizer_free(s);
+		/* Without the sysroot the fake path does not exist. */
+		s = rtprof_symbolizer_new(NULL, NULL, 0);
+		add(s, &self, fake);
+		RTPROF_CHECK_EQ(rtprof_symbolizer_module(s, 0, NULL, NULL), RTPROF_MOD_MISSING);
+		rtprof_symbolizer_free(s);
+
+		for (size_t i = 0; i < self.build_id_len; i++)
+			sprintf(bid + 2 * i, "%02x", self.build_id[i]);
+		if (stat("/usr/bin/objcopy", &sb) != 0) {
+			printf("objcopy missing: --debug-dir part skipped\n");
+		} else {
+			snprintf(cmd, sizeof(cmd),
+			    "cd %s && mkdir -p debug/.build-id/%.2s && "
+			    "objcopy --only-keep-debug .%s debug/.build-id/%.2s/%s.debug && "
+			    "objcopy --strip-debug --strip-unneeded .%s",
+			    dir, bid, fake, bid, bid + 2, fake);
+			run(cmd);
+			/* Stripped, no debug dir: names from .dynsym at best,
+			 * never a file and line. */
+			s = rtprof_symbolizer_new(dir, NULL, 0);
+			add(s, &self, fake);
+			n = rtprof_symbolize(s, (uint64_t)(uintptr_t)&sym_target_a, &r);
+			printf("stripped, no debug dir: rc %d name %s file %s\n", n,
+			    r.name ? r.name : "-", r.file ? r.file : "-");
+			RTPROF_CHECK(r.file == NULL);
+			rtprof_symbolizer_free(s);
+			/* With the debug dir: everything back. */
+			snprintf(cmd, sizeof(cmd), "%s/debug", dir);
+			dbg[0] = cmd;
+			s = rtprof_symbolizer_new(dir, dbg, 1);
+			add(s, &self, fake);
+			RTPROF_CHECK_EQ(rtprof_symbolizer_module(s, 0, NULL, &detail), RTPROF_MOD_OK);
+			RTPROF_CHECK(detail == NULL);
+			check_self(s, 0);
+			rtprof_symbolizer_free(s);
+		}
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		run(cmd);
+	}
+	printf("test_symbolize: ok\n");
+	return 0;
+}
