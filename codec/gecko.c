@@ -17,6 +17,9 @@
  * Times: every time in a process is ms relative to its own meta.startTime
  * (its session's start wall clock), computed by gecko_ms() only; the
  * --from/--to window (top-level ms) is moved into each session's own ms.
+ *
+ * Context: any thread; no shared state: a struct rtprof_gecko and its
+ * writer belong to the one thread that uses them (gecko.h per function).
  */
 #include <errno.h>
 #include <inttypes.h>

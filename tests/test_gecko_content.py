@@ -8,45 +8,10 @@ markers (names, phases, ordered times, payload fields), counters, the
 paused range, the GeckoMain thread labelled with the process name, the
 exited worker's unregisterTime, the libs entries. Standard library only.
 """
-import gzip
-import json
 import re
 import sys
 
-
-def load(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    return json.loads(data.decode("utf-8"))
-
-
-def fail(msg):
-    print("test_gecko_content: FAIL: " + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
-
-
-def markers(th):
-    sch = th["markers"]["schema"]
-    st = th["stringTable"]
-    out = []
-    for row in th["markers"]["data"]:
-        row = row + [None] * (6 - len(row))
-        out.append({
-            "name": st[row[sch["name"]]],
-            "start": row[sch["startTime"]],
-            "end": row[sch["endTime"]],
-            "phase": row[sch["phase"]],
-            "category": row[sch["category"]],
-            "data": row[sch["data"]],
-        })
-    return out
+from gecko_testlib import check, fail, load, markers
 
 
 def main():

@@ -16,24 +16,15 @@ Records with tests/gecko_rec.c (keep in step with it) and checks:
 Every profile must pass tests/gecko_check.py with 0 errors. Standard library
 only.
 """
-import json
 import os
 import subprocess
 import sys
 import time
 
+from gecko_testlib import check, fail, load, markers
+
 REC, M2G, SRC, DIR = sys.argv[1:5]
 PID_STEP = 4194304
-
-
-def fail(msg):
-    print("test_gecko_multi: FAIL: " + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
 
 
 def run(args, want=0):
@@ -46,7 +37,7 @@ def run(args, want=0):
 
 def convert(dumps, out, *opts):
     run([M2G, "--quiet", *opts, *dumps, "-o", out])
-    return json.load(open(out))
+    return load(out)
 
 
 def gcheck(path, nproc):
@@ -55,16 +46,6 @@ def gcheck(path, nproc):
                         path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if r.returncode != 0:
         fail(f"gecko_check.py rejects {path}:\n{r.stdout.decode()}")
-
-
-def markers(th):
-    sch, st = th["markers"]["schema"], th["stringTable"]
-    out = []
-    for row in th["markers"]["data"]:
-        row = row + [None] * (6 - len(row))
-        out.append({"name": st[row[sch["name"]]], "start": row[sch["startTime"]],
-                    "end": row[sch["endTime"]], "phase": row[sch["phase"]]})
-    return out
 
 
 def two_dumps():

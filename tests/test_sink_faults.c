@@ -886,6 +886,35 @@ case_timeout_big(void)
 	timeout_case(0);
 }
 
+
+/*
+ * A dump written under max_bytes: the file is within the cap, decodes with
+ * no damage as one session, has the limit EVENT and a trailer that says the
+ * cap was reached. Returns that session (in *@m, which the caller frees).
+ */
+static struct dm_session *
+load_capped(struct dm *m, int fd, uint64_t max_bytes, struct stat *sb)
+{
+	struct dm_session *ds;
+	int limit_event = 0;
+
+	RTPROF_CHECK_EQ(fstat(fd, sb), 0);
+	printf("  file: %lld bytes, max_bytes %" PRIu64 "\n", (long long)sb->st_size,
+	    max_bytes);
+	RTPROF_CHECK_LE(sb->st_size, (off_t)max_bytes);
+	RTPROF_CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
+	RTPROF_CHECK_EQ(dm_load_fd(m, fd), 0);
+	check_no_damage(m);
+	RTPROF_CHECK_EQ(m->nsessions, 1);
+	ds = &m->sessions[0];
+	for (size_t i = 0; i < ds->nevents; i++)
+		limit_event |= strcmp(ds->events[i], "limit_reached") == 0;
+	RTPROF_CHECK(limit_event);
+	RTPROF_CHECK(ds->has_trailer);
+	RTPROF_CHECK(ds->trailer.limit_reached);
+	return ds;
+}
+
 /*
  * A sink that is slow but never stuck (a serial line): a DATA frame takes
  * about four times write_timeout_ms to go out, with progress every ~8 ms.
@@ -957,7 +986,7 @@ case_max_bytes(void)
 	const struct rtprof_dump_trailer_thread *tt;
 	struct stat sb;
 	struct dm m;
-	int fd = mkstemp(path), limit_event = 0;
+	int fd = mkstemp(path);
 
 	RTPROF_CHECK(fd >= 0);
 	unlink(path); /* read back through fd */
@@ -987,20 +1016,7 @@ case_max_bytes(void)
 	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
 	check_status_after_stop(0, 1);
 
-	RTPROF_CHECK_EQ(fstat(fd, &sb), 0);
-	printf("  file: %lld bytes, max_bytes %" PRIu64 "\n", (long long)sb.st_size,
-	    s.max_bytes);
-	RTPROF_CHECK_LE(sb.st_size, (off_t)s.max_bytes);
-	RTPROF_CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
-	RTPROF_CHECK_EQ(dm_load_fd(&m, fd), 0);
-	check_no_damage(&m);
-	RTPROF_CHECK_EQ(m.nsessions, 1);
-	ds = &m.sessions[0];
-	for (size_t i = 0; i < ds->nevents; i++)
-		limit_event |= strcmp(ds->events[i], "limit_reached") == 0;
-	RTPROF_CHECK(limit_event);
-	RTPROF_CHECK(ds->has_trailer);
-	RTPROF_CHECK(ds->trailer.limit_reached);
+	ds = load_capped(&m, fd, s.max_bytes, &sb);
 	RTPROF_CHECK_GT(ds->trailer.chunks_lost, 0);
 	RTPROF_CHECK_EQ(ds->trailer.bytes + 0 <= (uint64_t)sb.st_size, 1);
 	th = dm_find_thread(ds, r.tid);
@@ -1034,7 +1050,7 @@ case_max_bytes_strings(void)
 	const struct dm_thread *th;
 	struct stat sb;
 	struct dm m;
-	int fd = mkstemp(path), limit_event = 0, tid;
+	int fd = mkstemp(path), tid;
 
 	RTPROF_CHECK(fd >= 0);
 	unlink(path); /* read back through fd */
@@ -1059,22 +1075,8 @@ case_max_bytes_strings(void)
 	}
 	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
 	check_status_after_stop(0, 1);
-	RTPROF_CHECK_EQ(fstat(fd, &sb), 0);
-	printf("  file: %lld bytes, max_bytes %" PRIu64 "\n", (long long)sb.st_size,
-	    s.max_bytes);
-	RTPROF_CHECK_LE(sb.st_size, (off_t)s.max_bytes);
-	RTPROF_CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
-	RTPROF_CHECK_EQ(dm_load_fd(&m, fd), 0);
-	check_no_damage(&m);
-	RTPROF_CHECK_EQ(m.nsessions, 1);
-	ds = &m.sessions[0];
-	for (size_t i = 0; i < ds->nevents; i++)
-		limit_event |= strcmp(ds->events[i], "limit_reached") == 0;
-	printf("  %zu strings, limit EVENT %s, trailer %s\n", ds->nstrings,
-	    limit_event ? "yes" : "NO", ds->has_trailer ? "yes" : "NO");
-	RTPROF_CHECK(limit_event);
-	RTPROF_CHECK(ds->has_trailer);
-	RTPROF_CHECK(ds->trailer.limit_reached);
+	ds = load_capped(&m, fd, s.max_bytes, &sb);
+	printf("  %zu strings\n", ds->nstrings);
 	th = dm_find_thread(ds, tid);
 	if (th != NULL) {
 		for (size_t i = 0; i < th->nrecs; i++) {

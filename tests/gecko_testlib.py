@@ -1,0 +1,44 @@
+"""Helpers shared by the converter's content checks (test_gecko_content.py,
+test_gecko_multi.py): load a profile (gzip sniffed), fail/check, markers."""
+
+import gzip
+import json
+import os
+import sys
+
+
+def load(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return json.loads(data.decode("utf-8"))
+
+
+def fail(msg):
+    name = os.path.splitext(os.path.basename(sys.argv[0]))[0]
+    print(f"{name}: FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def markers(th):
+    """A thread's markers as dicts, names resolved through its stringTable."""
+    sch = th["markers"]["schema"]
+    st = th["stringTable"]
+    out = []
+    for row in th["markers"]["data"]:
+        row = row + [None] * (6 - len(row))
+        out.append({
+            "name": st[row[sch["name"]]],
+            "start": row[sch["startTime"]],
+            "end": row[sch["endTime"]],
+            "phase": row[sch["phase"]],
+            "category": row[sch["category"]],
+            "data": row[sch["data"]],
+        })
+    return out
