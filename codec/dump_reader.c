@@ -127,6 +127,9 @@ struct reader {
 	bool any_frame;         /* a frame of a readable version was seen */
 	bool newer_reported;
 	uint32_t newer_session;
+	/* SAMPLE frames of the record being delivered. */
+	uint64_t frames[RTPROF_REC_MAX_FRAMES];
+	uint64_t label_mask[RTPROF_REC_MASK_WORDS];
 };
 
 /* Per-frame decode state: the first problem found, or an allocation error. */
@@ -460,6 +463,10 @@ rec_general(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 	r->kind = (uint8_t)v;
 	r->nvals = 0;
 	r->value = 0;
+	r->nframes = 0;
+	r->flags = 0;
+	r->tid = 0;
+	r->cpu_ns = 0;
 	switch (r->kind) {
 	case RTPROF_REC_INSTANT:
 	case RTPROF_REC_BEGIN:
@@ -500,6 +507,43 @@ rec_general(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 		if (arr != 2 || cur_max(&c, UINT64_MAX, &t0))
 			return -1;
 		t1 = t0;
+		break;
+	case RTPROF_REC_SAMPLE:
+	case RTPROF_REC_SAME:
+		if (arr < 5 || (r->kind == RTPROF_REC_SAME && arr != 5) ||
+		    arr - 5 > RTPROF_REC_MAX_FRAMES ||
+		    cur_max(&c, UINT64_MAX, &t0) || cur_int(&c, &v, &sgn) ||
+		    cur_max(&c, UINT64_MAX, &r->cpu_ns) ||
+		    cur_max(&c, UINT8_MAX, &id))
+			return -1;
+		r->tid = (int64_t)v;
+		r->flags = (uint8_t)id;
+		id = 0;
+		t1 = t0;
+		r->nframes = arr - 5;
+		if (r->label_mask != NULL)
+			memset(r->label_mask, 0, RTPROF_REC_MASK_WORDS * 8);
+		for (unsigned i = 0; i < r->nframes; i++) {
+			uint64_t f;
+			bool label = c.p < c.e && (c.p[0] == 0xd7 ||
+			    c.p[0] == 0xc7);
+
+			if (label ? cur_strref(&c, &f) :
+			    cur_max(&c, UINT64_MAX, &f))
+				return -1;
+			if (r->frames != NULL)
+				r->frames[i] = f;
+			if (label && r->label_mask != NULL)
+				r->label_mask[i / 64] |= 1ull << (i % 64);
+		}
+		break;
+	case RTPROF_REC_OVERHEAD:
+		if (arr != 7 || cur_max(&c, UINT64_MAX, &t0) ||
+		    cur_max(&c, UINT64_MAX, &t1))
+			return -1;
+		for (unsigned i = 0; i < 4; i++)
+			if (cur_max(&c, UINT64_MAX, &r->overhead[i]))
+				return -1;
 		break;
 	default:
 		return -1;
@@ -1243,6 +1287,8 @@ frame_data(struct reader *r, const struct rtprof_frame *f,
 	uint32_t k;
 	int rc;
 
+	rec.frames = r->frames;
+	rec.label_mask = r->label_mask;
 	d.bad = unpack_one(r, p, n, &o, &pos);
 	if (d.bad == NULL && obj_array(&d, &o, 10, UINT32_MAX, &a, &k)) {
 		dh.tid = obj_i64(&d, &a[0]);
@@ -1628,7 +1674,7 @@ rtprof_dump_rec_kind_name(unsigned kind)
 {
 	static const char *const names[] = {
 		NULL, "instant", "begin", "end", "interval", "typed",
-		"counter", "sleep", "wake",
+		"counter", "sleep", "wake", "sample", "same", "overhead",
 	};
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : NULL;

@@ -4,6 +4,7 @@
  * Context: any thread; no shared state.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "records.h"
@@ -95,18 +96,31 @@ rtprof_rec_next(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 
 	if (n == 0)
 		return 0;
-	if ((p[0] & 0xf0) != 0x90 || n < 2)
+	if ((p[0] & 0xf0) == 0x90 && n >= 2) {
+		arr = p[0] & 0x0f;
+		p += 1;
+	} else if (p[0] == 0xdc && n >= 4) {
+		/* array16: SAMPLE records only (more than 15 elements). */
+		arr = (unsigned)p[1] << 8 | p[2];
+		p += 3;
+		if (p[0] != RTPROF_REC_SAMPLE)
+			return -EBADMSG;
+	} else {
 		return -EBADMSG;
-	arr = p[0] & 0x0f;
-	r->kind = p[1];
+	}
+	r->kind = p[0];
 	r->nvals = 0;
+	r->nframes = 0;
+	r->flags = 0;
+	r->tid = 0;
+	r->cpu_ns = 0;
 	r->phase = 0;
 	r->category = 0;
 	r->id = 0;
 	r->t1 = 0;
 	r->name = 0;
 	r->value = 0;
-	p += 2;
+	p += 1;
 	switch (r->kind) {
 	case RTPROF_REC_INSTANT:
 	case RTPROF_REC_BEGIN:
@@ -156,6 +170,41 @@ rtprof_rec_next(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 		if (arr != 2 || get_tagged64(&p, e, 0xcf, &r->t0))
 			return -EBADMSG;
 		r->t1 = r->t0;
+		break;
+	case RTPROF_REC_SAMPLE:
+	case RTPROF_REC_SAME:
+		if (arr < 5 || (r->kind == RTPROF_REC_SAME && arr != 5) ||
+		    arr - 5 > RTPROF_REC_MAX_FRAMES ||
+		    get_tagged64(&p, e, 0xcf, &r->t0) ||
+		    get_tagged64(&p, e, 0xd3, &id) ||
+		    get_tagged64(&p, e, 0xcf, &r->cpu_ns) ||
+		    get_fixint(&p, e, &r->flags))
+			return -EBADMSG;
+		r->tid = (int64_t)id;
+		r->t1 = r->t0;
+		r->nframes = arr - 5;
+		if (r->label_mask != NULL)
+			memset(r->label_mask, 0, RTPROF_REC_MASK_WORDS * 8);
+		for (unsigned i = 0; i < r->nframes; i++) {
+			uint64_t v;
+			bool label = e - p >= 1 && p[0] == 0xd7;
+
+			if (label ? get_ref(&p, e, &v) :
+			    get_tagged64(&p, e, 0xcf, &v))
+				return -EBADMSG;
+			if (r->frames != NULL)
+				r->frames[i] = v;
+			if (label && r->label_mask != NULL)
+				r->label_mask[i / 64] |= 1ull << (i % 64);
+		}
+		break;
+	case RTPROF_REC_OVERHEAD:
+		if (arr != 7 || get_tagged64(&p, e, 0xcf, &r->t0) ||
+		    get_tagged64(&p, e, 0xcf, &r->t1))
+			return -EBADMSG;
+		for (unsigned i = 0; i < 4; i++)
+			if (get_tagged64(&p, e, 0xcf, &r->overhead[i]))
+				return -EBADMSG;
 		break;
 	default:
 		return -EBADMSG;

@@ -53,8 +53,32 @@ struct rtprof_rec_view {
 	int64_t value;        /* REC_COUNTER */
 	unsigned nvals;       /* REC_TYPED fields */
 	struct rtprof_val vals[RTPROF_REC_MAX_VALS];
+	/* REC_SAMPLE / REC_SAME: the sampled thread, its CPU time since its
+	 * previous sample, RTPROF_SAMPLE_* flags. REC_SAMPLE: nframes frames,
+	 * outermost first, stored into the caller's arrays when it sets
+	 * `frames` / `label_mask` before decoding (decoders never change these
+	 * two pointers; NULL: checked, not stored). A set bit of label_mask
+	 * marks a label (a STRREF); the other frames are native addresses. */
+	int64_t tid;
+	uint64_t cpu_ns;
+	uint8_t flags;
+	unsigned nframes;
+	uint64_t *frames;       /* RTPROF_REC_MAX_FRAMES entries */
+	uint64_t *label_mask;   /* RTPROF_REC_MASK_WORDS entries */
+	/* REC_OVERHEAD: ns spent locking, sampling threads, sampling
+	 * counters, and the number of threads sampled. */
+	uint64_t overhead[4];
 	size_t size;          /* bytes of the record */
 };
+
+#define RTPROF_REC_MASK_WORDS ((RTPROF_REC_MAX_FRAMES + 63) / 64)
+
+/* Is frame @i of a decoded SAMPLE record a label (else a native address)? */
+static inline int
+rtprof_rec_frame_is_label(const uint64_t *label_mask, unsigned i)
+{
+	return (int)(label_mask[i / 64] >> (i % 64) & 1);
+}
 
 /*
  * rtprof_rec_next - decode the record at @p (@n bytes available).

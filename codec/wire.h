@@ -48,14 +48,28 @@ enum rtprof_rec_kind {
 	RTPROF_REC_COUNTER = 6,   /* [6, t, counter, value] */
 	RTPROF_REC_SLEEP = 7,     /* [7, t] */
 	RTPROF_REC_WAKE = 8,      /* [8, t] */
-	RTPROF_REC_KIND_MAX = 8
+	RTPROF_REC_SAMPLE = 9,    /* [9, t, tid, cpu_ns, flags, frame...] */
+	RTPROF_REC_SAME = 10,     /* [10, t, tid, cpu_ns, flags] */
+	RTPROF_REC_OVERHEAD = 11, /* [11, t0, t1, lock, threads, counters, n] */
+	RTPROF_REC_KIND_MAX = 11
 };
+
+/* SAMPLE / SAME flags. */
+#define RTPROF_SAMPLE_ASLEEP 0x01    /* the thread had said it sleeps */
+#define RTPROF_SAMPLE_LABELS 0x02    /* label-only: not interrupted */
+#define RTPROF_SAMPLE_TRUNCATED 0x04 /* deeper than the maximum depth */
+#define RTPROF_SAMPLE_NO_NATIVE 0x08 /* native unwinding failed or timed out */
+
+/* Most frames in one SAMPLE record (native + labels). */
+#define RTPROF_REC_MAX_FRAMES 128
 
 /* msgpack ext type carrying a static string's address (fixext 8). */
 #define RTPROF_EXT_STRREF 1
 
 /* Id of the counter for the profiler's own memory (VALUES frames). */
 #define RTPROF_COUNTER_SELF_MEMORY 0xFFFF
+/* Id of the counter for the process's resident memory (sampler). */
+#define RTPROF_COUNTER_PROCESS_MEMORY 0xFFFE
 
 /* Category names and Gecko colours, by wire id (rtprof_category). */
 #define RTPROF_WIRE_CATEGORIES                                                 \

@@ -958,7 +958,8 @@ static void
 scan_records(struct rtprof__session *s, const unsigned char *p, size_t n,
     uint64_t *first, uint64_t *last)
 {
-	struct rtprof_rec_view r;
+	uint64_t frames[RTPROF_REC_MAX_FRAMES], mask[RTPROF_REC_MASK_WORDS];
+	struct rtprof_rec_view r = { .frames = frames, .label_mask = mask };
 	int any = 0;
 
 	*first = *last = 0;
@@ -973,6 +974,9 @@ scan_records(struct rtprof__session *s, const unsigned char *p, size_t n,
 		for (unsigned i = 0; i < r.nvals; i++)
 			if (r.vals[i].kind == RTPROF_VAL_STRREF)
 				write_string(s, r.vals[i].v.ref);
+		for (unsigned i = 0; i < r.nframes; i++)    /* labels */
+			if (rtprof_rec_frame_is_label(mask, i))
+				write_string(s, frames[i]);
 		p += r.size;
 		n -= r.size;
 	}
