@@ -10,7 +10,9 @@
  * Threads that run core/ code:
  *   - control calls: any user thread (register, start/stop/pause/resume);
  *   - the writer thread (core/writer.c): the only collector, the only one
- *     that consumes `full` rings, snapshots chunks and writes to sinks.
+ *     that consumes `full` rings, snapshots chunks and writes to sinks;
+ *   - the sampler thread (core/sampler.c, core/unwind.c): samples the
+ *     registered threads each tick, under the lock.
  * Internal header.
  */
 #ifndef RTPROF_CORE_H
@@ -149,6 +151,10 @@ struct rtprof__core {
 	int writer_wake;          /* work requested before the next tick */
 	pthread_t writer;
 
+	int sampler_started;
+	pthread_t sampler;
+	pthread_cond_t sampler_cv; /* CLOCK_MONOTONIC; session changes wake it */
+
 	/* Status of the last session that ended, for status calls after it. */
 	struct rtprof_session_status last;
 	int has_last;
@@ -197,6 +203,10 @@ uint32_t rtprof__sleep_observe(const rtprof_lock *lk, struct rtprof__thread *th)
 int rtprof__writer_ensure(const rtprof_lock *lk);
 void rtprof__writer_kick(const rtprof_lock *lk);
 void rtprof__session_free(struct rtprof__session *s);
+
+/* sampler.c */
+int rtprof__sampler_ensure(const rtprof_lock *lk);
+void rtprof__sampler_kick(const rtprof_lock *lk);
 
 /* procinfo.c: writes process facts with a msgpack packer. */
 struct msgpack_packer;

@@ -24,6 +24,27 @@ rtprof__registry_init(void)
 }
 
 /* Context: owner thread; may block and allocate. */
+/*
+ * The calling thread's stack, for the sampler's stack copy (a copy never
+ * reads past its top). Context: owner thread, registering; may allocate
+ * (glibc reads /proc/self/maps for the main thread).
+ */
+static void
+stack_bounds(struct rtprof__thread *th)
+{
+	pthread_attr_t a;
+	void *lo = NULL;
+	size_t size = 0;
+
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return;
+	if (pthread_attr_getstack(&a, &lo, &size) == 0 && lo != NULL) {
+		th->stack_lo = (uintptr_t)lo;
+		th->stack_hi = (uintptr_t)lo + size;
+	}
+	pthread_attr_destroy(&a);
+}
+
 RTPROF_API int
 rtprof_thread_register(const char *name, unsigned flags)
 {
@@ -49,6 +70,9 @@ rtprof_thread_register(const char *name, unsigned flags)
 		th->flags |= RTPROF_THREAD_MAIN;
 	strncpy(th->name, name ? name : "thread", sizeof(th->name) - 1);
 	rtprof__clock_pair(&th->register_ticks, &mono, &wall);
+	stack_bounds(th);
+	if (pthread_getcpuclockid(pthread_self(), &th->cpu_clock) != 0)
+		th->cpu_clock = CLOCK_THREAD_CPUTIME_ID; /* unreachable: own id */
 
 	lk = rtprof__lock();
 	c = rtprof__core_get(lk);

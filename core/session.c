@@ -62,6 +62,8 @@ rtprof_session_start(const struct rtprof_settings *settings)
 		return -EBUSY;
 	}
 	rc = rtprof__writer_ensure(lk);
+	if (rc == 0 && set.sample_interval_us != RTPROF_SAMPLING_OFF)
+		rc = rtprof__sampler_ensure(lk);
 	if (rc < 0) {
 		rtprof__unlock(lk);
 		free(s);
@@ -86,6 +88,7 @@ rtprof_session_start(const struct rtprof_settings *settings)
 			rtprof__refill(lk, th, set.prefill);
 	publish_state((uint64_t)s->gen << 2 | RTPROF__RUNNING);
 	rtprof__writer_kick(lk);
+	rtprof__sampler_kick(lk);
 	rtprof__unlock(lk);
 	return 0;
 }
@@ -155,6 +158,7 @@ rtprof_session_stop(void)
 	s->phase = RTPROF__SESS_STOPPING;
 	c->running = NULL;
 	rtprof__writer_kick(lk);
+	rtprof__sampler_kick(lk);
 	/* The lock is released while waiting: other threads may start the
 	 * next session meanwhile. */
 	while (s->phase != RTPROF__SESS_DONE)
@@ -189,6 +193,7 @@ rtprof_session_pause(void)
 		s->paused = 1;
 		s->pause_start = rtprof_now();
 		publish_state((uint64_t)s->gen << 2 | RTPROF__RUNNING | RTPROF__PAUSED);
+		rtprof__sampler_kick(lk);
 	}
 	rtprof__unlock(lk);
 	return rc;
@@ -211,6 +216,7 @@ rtprof_session_resume(void)
 		pause_end(s, rtprof_now());
 		publish_state((uint64_t)s->gen << 2 | RTPROF__RUNNING);
 		rtprof__writer_kick(lk);
+		rtprof__sampler_kick(lk);
 	}
 	rtprof__unlock(lk);
 	return rc;

@@ -104,6 +104,10 @@ rtprof__settings_resolve(const struct rtprof_settings *in,
 		out->flush_interval_us = 10000;
 	if (out->sample_interval_us == 0)
 		out->sample_interval_us = 1000;
+	if (out->sample_interval_us != RTPROF_SAMPLING_OFF &&
+	    (out->sample_interval_us < 100 ||
+	    out->sample_interval_us > 1000000))
+		return -EINVAL;
 	if (out->write_timeout_ms == 0)
 		out->write_timeout_ms = 5000;
 	return 0;

@@ -22,8 +22,11 @@
  *     partial flushes and remembers how far it flushed (`flushed`), so a
  *     chunk sent in parts never repeats a record.
  *
- *  Sampler (sampler issue): reads `labels` under `label_seq` (ck_sequence)
- *   and moves `sleep` between the tri-state values with CAS.
+ *  Sampler (core/sampler.c, under the core mutex): reads `labels` under
+ *   `label_seq` (ck_sequence) for real-time threads, moves `sleep` between
+ *   the tri-state values with CAS, and asks other threads for their stack
+ *   through the sampling signal (struct rtprof__sample_req): the handler
+ *   (rt/rt_signal.c) runs on the owner thread and only copies.
  *
  * Chunk memory is only ever reused by the collector, after the owner has
  * handed the chunk back through `full` (or has exited), so a snapshot of a
@@ -32,9 +35,11 @@
 #ifndef RTPROF_RT_INTERNAL_H
 #define RTPROF_RT_INTERNAL_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <ck_ring.h>
 #include <ck_sequence.h>
@@ -126,6 +131,22 @@ struct rtprof__thread {
 	ck_sequence_t label_seq __attribute__((aligned(RTPROF__CACHELINE)));
 	_Atomic uint32_t label_depth;
 	const char *_Atomic labels[RTPROF_MAX_LABELS];
+	/* The pushing function's stack pointer (its CFA seen from push), to
+	 * merge labels with native frames. Owner-written, read only by the
+	 * owner's own sampling signal handler (signal fences order it). */
+	uintptr_t label_sp[RTPROF_MAX_LABELS];
+
+	/* Sampling (core/sampler.c). Fixed at registration: */
+	uintptr_t stack_lo, stack_hi;   /* the thread's stack; 0: unknown */
+	clockid_t cpu_clock;            /* its CPU-time clock */
+	/* Owner (signal handler) increments; anyone reads (statistics). */
+	_Atomic uint64_t signals;
+	/* Sampler increments; anyone reads (statistics). */
+	_Atomic uint64_t samples;
+	/* Sampler-owned, under the core mutex. */
+	uint32_t s_gen;                 /* session the fields below are for */
+	int s_has_stack;                /* a SAMPLE was written for it */
+	uint64_t s_cpu_last;            /* CPU ns at its previous sample */
 
 	/* Chunk exchange. Producer and consumer indexes live inside ck_ring
 	 * (its own padding); the buffers follow. */
@@ -153,6 +174,56 @@ struct rtprof__thread {
 	int announced_exit;
 	uint64_t chunks_alive;   /* chunks of this thread in queues */
 };
+
+/*
+ * A request from the sampler to one thread's signal handler (one at a time:
+ * the sampler owns it). state = seq << 2 | phase. The sampler writes
+ * `target`, then stores seq|REQ (release) and signals the target; the
+ * handler, on the target thread, moves REQ -> CLAIMED by CAS, fills the
+ * copy, stores seq|DONE (release). The sampler either sees DONE (acquire),
+ * or cancels a late request by CAS REQ -> IDLE; a handler that claimed it
+ * already is only copying (bounded) and the sampler waits for DONE.
+ */
+enum {
+	RTPROF__REQ_IDLE = 0,
+	RTPROF__REQ_ASKED = 1,
+	RTPROF__REQ_CLAIMED = 2,
+	RTPROF__REQ_DONE = 3
+};
+
+#define RTPROF__STACK_COPY (64 * 1024)  /* bytes of stack copied at most */
+#define RTPROF__MAX_NATIVE 96           /* native frames kept at most */
+#define RTPROF__NREGS 33                /* x86_64: 17, aarch64: 33 */
+
+struct rtprof__sample_req {
+	_Atomic uint64_t state;
+	struct rtprof__thread *_Atomic target;
+	/* Written by the handler between CLAIMED and DONE. */
+	int have_regs;                  /* registers known for this arch */
+	uint64_t regs[RTPROF__NREGS];   /* libunwind's register numbering */
+	uintptr_t sp;                   /* interrupted stack pointer */
+	uint32_t stack_len;             /* bytes copied from sp */
+	uint32_t nlabels;
+	const char *labels[RTPROF_MAX_LABELS];
+	uintptr_t label_sp[RTPROF_MAX_LABELS];
+	unsigned char stack[RTPROF__STACK_COPY] __attribute__((aligned(16)));
+};
+
+/* The sampler's request, or NULL; set once the handler is installed
+ * (release), read by the handler (acquire). */
+extern struct rtprof__sample_req *_Atomic rtprof__sample_req_ptr;
+
+/* The handler the sampler's replaced (foreign SIGPROFs go there) and the
+ * pid its own signals come from; set before the handler is installed. */
+extern struct sigaction rtprof__sample_prev;
+extern pid_t rtprof__sample_pid;
+
+/* The signal the sampler uses (SIGPROF). */
+#define RTPROF__SAMPLE_SIGNAL SIGPROF
+
+/* Context: a registered thread, as the sampling signal's handler;
+ * async-signal-safe, bounded (rt/rt_signal.c). */
+void rtprof__sample_handler(int sig, siginfo_t *si, void *uc);
 
 /* The session state word (rtprof.h). Atomic for the C side. */
 #define RTPROF__STATE_GEN(s) ((uint32_t)((s) >> 2))

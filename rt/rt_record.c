@@ -229,6 +229,11 @@ rtprof__label_push(const char *label)
 	if (nest == 0 && d < RTPROF_MAX_LABELS) {
 		ck_sequence_write_begin(&th->label_seq);
 		atomic_store_explicit(&th->labels[d], label, memory_order_relaxed);
+		/* The caller's stack pointer at this call. */
+		th->label_sp[d] = (uintptr_t)__builtin_dwarf_cfa();
+		/* The entry before the depth that exposes it, for this thread's
+		 * own sampling handler (the sampler thread has label_seq). */
+		atomic_signal_fence(memory_order_release);
 		atomic_store_explicit(&th->label_depth, d + 1, memory_order_relaxed);
 		ck_sequence_write_end(&th->label_seq);
 	}
@@ -304,5 +309,7 @@ rtprof_thread_stats_get(struct rtprof_thread_stats *out)
 	out->late = atomic_load_explicit(&th->late, memory_order_relaxed);
 	out->recycled = atomic_load_explicit(&th->recycled, memory_order_relaxed);
 	out->chunks = atomic_load_explicit(&th->chunks, memory_order_relaxed);
+	out->samples = atomic_load_explicit(&th->samples, memory_order_relaxed);
+	out->signals = atomic_load_explicit(&th->signals, memory_order_relaxed);
 	return 0;
 }

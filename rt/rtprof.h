@@ -102,7 +102,9 @@ enum rtprof_thread_flags {
 	/* A real-time thread: the sampler reads its labels, never signals it. */
 	RTPROF_THREAD_RT = 1u << 0,
 	/* The process's main thread (set automatically when tid == pid). */
-	RTPROF_THREAD_MAIN = 1u << 1
+	RTPROF_THREAD_MAIN = 1u << 1,
+	/* rtprof's own sampler thread (internal; never sampled). */
+	RTPROF_THREAD_SAMPLER = 1u << 2
 };
 
 /* Session modes. */
@@ -156,6 +158,9 @@ typedef struct rtprof_counter {
 	int64_t value; /* current value; updated with __atomic builtins */
 } rtprof_counter;
 
+/* rtprof_settings.sample_interval_us: record markers only, no samples. */
+#define RTPROF_SAMPLING_OFF 0xFFFFFFFFu
+
 /* Session settings; zero-initialise, then set what you need. */
 struct rtprof_settings {
 	uint32_t struct_size;      /* sizeof(struct rtprof_settings) */
@@ -166,7 +171,8 @@ struct rtprof_settings {
 	uint32_t prefill;          /* empty chunks queued per thread; 0: 4 */
 	uint64_t max_bytes;        /* dump size cap; 0: unlimited */
 	uint32_t flush_interval_us; /* writer period; 0: 10000 */
-	uint32_t sample_interval_us; /* sampler period (sampler issue); 0: 1000 */
+	uint32_t sample_interval_us; /* sampler period, 100..1000000; 0: 1000;
+				      * RTPROF_SAMPLING_OFF: no sampler */
 	uint32_t write_timeout_ms; /* give up on a stuck sink; 0: 5000 */
 };
 
@@ -178,6 +184,8 @@ struct rtprof_thread_stats {
 	uint64_t late;            /* committed after its session was closed */
 	uint64_t recycled;        /* flight recorder: overwritten by newer data */
 	uint64_t chunks;          /* chunks taken */
+	uint64_t samples;         /* samples the sampler took of this thread */
+	uint64_t signals;         /* sampling signals it handled (0 for RT) */
 };
 
 /* Session status, for any thread. */

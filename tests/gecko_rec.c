@@ -114,6 +114,7 @@ main(int argc, char **argv)
 		memset(&s, 0, sizeof(s));
 		s.struct_size = sizeof(s);
 		s.fd = fd;
+		s.sample_interval_us = RTPROF_SAMPLING_OFF;
 		RTPROF_CHECK_EQ(rtprof_session_start(&s), 0);
 		rtprof_mark("first", RTPROF_CAT_USER);
 		RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
@@ -130,6 +131,7 @@ main(int argc, char **argv)
 		memset(&s, 0, sizeof(s));
 		s.struct_size = sizeof(s);
 		s.fd = fd;
+		s.sample_interval_us = RTPROF_SAMPLING_OFF;
 		RTPROF_CHECK_EQ(rtprof_session_start(&s), 0);
 		RTPROF_CHECK_EQ(pthread_create(&w, NULL, worker, NULL), 0);
 		RTPROF_CHECK_EQ(pthread_join(w, NULL), 0);
@@ -157,7 +159,8 @@ main(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	s.struct_size = sizeof(s);
 	s.fd = fd;
-	s.sample_interval_us = 2000;
+	/* Markers and counters only: samples have their own tests. */
+	s.sample_interval_us = RTPROF_SAMPLING_OFF;
 	s.flush_interval_us = 2000;
 	RTPROF_CHECK_EQ(rtprof_session_start(&s), 0);
 

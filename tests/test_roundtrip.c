@@ -38,6 +38,9 @@ start_prefill(int fd, enum rtprof_mode mode, uint32_t chunk, uint64_t memory,
 	s.memory_limit = memory;
 	s.prefill = prefill;
 	s.flush_interval_us = 2000;
+	/* The recording core alone: exact chunk budgets, no sampler thread
+	 * (tests/test_sampler.c covers it). */
+	s.sample_interval_us = RTPROF_SAMPLING_OFF;
 	RTPROF_CHECK_EQ(rtprof_session_start(&s), 0);
 }
 

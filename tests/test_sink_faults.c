@@ -109,6 +109,8 @@ settings_for(int fd)
 	s.struct_size = sizeof(s);
 	s.mode = RTPROF_MODE_STREAM;
 	s.fd = fd;
+	/* Sink faults alone: no sampler records in the accounting. */
+	s.sample_interval_us = RTPROF_SAMPLING_OFF;
 	return s;
 }
 

@@ -1,0 +1,506 @@
+/*
+ * sampler.c - the sampler thread: stacks, CPU time, counters, own cost.
+ *
+ * One thread, started with the first session that samples and kept for the
+ * process's life (like the writer). While a session runs and is not paused
+ * it wakes every sample_interval_us on CLOCK_MONOTONIC, aiming at a regular
+ * grid without catching up when late (a late tick moves the grid), and for
+ * every registered thread under the core lock (which keeps thread records
+ * alive: a thread that unregistered is never signalled):
+ *   - reads the thread's CPU clock: CPU ns since its previous sample;
+ *   - a thread that used no CPU since its previous sample, or that declared
+ *     itself asleep and was already sampled asleep (tri-state, lessons.md),
+ *     gets a SAME record: no signal, no unwind, no buffer search, O(1);
+ *   - a real-time thread (RTPROF_THREAD_RT) gets a label-only SAMPLE read
+ *     under its ck_sequence: it is never interrupted;
+ *   - any other thread is asked for a copy of its stack with SIGPROF
+ *     (rt/rt_signal.c); the copy is unwound here (core/unwind.c) and merged
+ *     with the labels by stack address into one SAMPLE record.
+ * Then the counters (process RSS, the profiler's memory, user counters that
+ * changed) as COUNTER records, and one OVERHEAD record with the tick's own
+ * cost. Records go into the sampler's own SPSC chunk buffer: it is a
+ * registered thread (RTPROF_THREAD_SAMPLER) whose records name the thread
+ * they describe (docs/wire-format.md, "Samples").
+ *
+ * Context: the sampler thread, except rtprof__sampler_ensure/kick (a
+ * control thread with the lock held).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "unwind.h"
+#include "../codec/wire.h"
+
+/*
+ * How long the sampler waits for a thread's handler before giving up (a
+ * thread that waits for a CPU runs its handler only when scheduled); and
+ * the share of the interval one tick may spend waiting for all threads.
+ * A thread that did not answer gets a sample without native frames.
+ */
+#define SAMPLE_WAIT_NS 2000000
+#define TICK_WAIT_SHARE 1       /* the whole interval */
+
+/* Sampler-thread state (only the sampler thread touches these). */
+static struct rtprof__sample_req *req;
+static struct rtprof__unwinder *unw;
+static uint64_t req_seq;
+static int64_t *ctr_last;       /* last user counter value written */
+static uint32_t ctr_last_n;
+static uint64_t self_mem_last;
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ */
+/* Records, written into the sampler's own buffer (rtprof.h fast path).  */
+
+/* Context: sampler thread. */
+static void
+rec_counter(uint64_t t, uint16_t id, int64_t v)
+{
+	unsigned char *p = rtprof__open(23);
+
+	if (p == NULL)
+		return;
+	p[0] = 0x94;
+	p[1] = RTPROF__REC_COUNTER;
+	p = rtprof__put_u64(p + 2, 0xcf, t);
+	p = rtprof__put_u16(p, id);
+	p = rtprof__put_u64(p, 0xd3, (uint64_t)v);
+	rtprof__close(p);
+}
+
+/* Context: sampler thread. */
+static void
+rec_same(uint64_t t, pid_t tid, uint64_t cpu, unsigned flags)
+{
+	unsigned char *p = rtprof__open(30);
+
+	if (p == NULL)
+		return;
+	p[0] = 0x95;
+	p[1] = RTPROF_REC_SAME;
+	p = rtprof__put_u64(p + 2, 0xcf, t);
+	p = rtprof__put_u64(p, 0xd3, (uint64_t)(int64_t)tid);
+	p = rtprof__put_u64(p, 0xcf, cpu);
+	p[0] = (unsigned char)flags;
+	rtprof__close(p + 1);
+}
+
+/*
+ * One SAMPLE: @frames outermost first, @is_label[i] set for labels.
+ * Context: sampler thread.
+ */
+static void
+rec_sample(uint64_t t, pid_t tid, uint64_t cpu, unsigned flags,
+    const uint64_t *frames, const unsigned char *is_label, unsigned n)
+{
+	unsigned char *p = rtprof__open(32 + (size_t)n * 10);
+	unsigned arr = 5 + n;
+
+	if (p == NULL)
+		return;
+	p[0] = 0xdc;
+	p[1] = (unsigned char)(arr >> 8);
+	p[2] = (unsigned char)arr;
+	p[3] = RTPROF_REC_SAMPLE;
+	p = rtprof__put_u64(p + 4, 0xcf, t);
+	p = rtprof__put_u64(p, 0xd3, (uint64_t)(int64_t)tid);
+	p = rtprof__put_u64(p, 0xcf, cpu);
+	*p++ = (unsigned char)flags;
+	for (unsigned i = 0; i < n; i++)
+		p = is_label[i] ? rtprof__put_ptr(p,
+		    (const void *)(uintptr_t)frames[i]) :
+		    rtprof__put_u64(p, 0xcf, frames[i]);
+	rtprof__close(p);
+}
+
+/* Context: sampler thread. */
+static void
+rec_overhead(uint64_t t0, uint64_t t1, const uint64_t v[4])
+{
+	unsigned char *p = rtprof__open(2 + 6 * 9);
+
+	if (p == NULL)
+		return;
+	p[0] = 0x97;
+	p[1] = RTPROF_REC_OVERHEAD;
+	p = rtprof__put_u64(p + 2, 0xcf, t0);
+	p = rtprof__put_u64(p, 0xcf, t1);
+	for (int i = 0; i < 4; i++)
+		p = rtprof__put_u64(p, 0xcf, v[i]);
+	rtprof__close(p);
+}
+
+/* ------------------------------------------------------------------ */
+/* One thread                                                           */
+
+/*
+ * Ask @th for a copy of its stack. Return: 1 when the copy in `req` is
+ * complete, 0 when the thread did not answer in time (or is gone).
+ * Context: sampler thread, lock held (keeps @th registered).
+ */
+static int
+ask(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t deadline)
+{
+	uint64_t seq = ++req_seq << 2, st, t0;
+	int spins = 0;
+
+	(void)lk;
+	atomic_store_explicit(&req->target, th, memory_order_relaxed);
+	/* release: `target` before the request; pairs with the handler's
+	 * acquire load of `state`. */
+	atomic_store_explicit(&req->state, seq | RTPROF__REQ_ASKED,
+	    memory_order_release);
+	if (syscall(SYS_tgkill, (int)rtprof__sample_pid, (int)th->tid,
+	    RTPROF__SAMPLE_SIGNAL) != 0)
+		goto cancel;
+	t0 = mono_ns();
+	for (;;) {
+		/* acquire: pairs with the handler's release of DONE. */
+		st = atomic_load_explicit(&req->state, memory_order_acquire);
+		if (st == (seq | RTPROF__REQ_DONE))
+			return 1;
+		if (st == (seq | RTPROF__REQ_ASKED) &&
+		    (mono_ns() - t0 > SAMPLE_WAIT_NS || mono_ns() > deadline))
+			goto cancel;
+		/*
+		 * Claimed: the handler is copying (bounded); keep waiting.
+		 * Spin briefly (delivery to a running thread takes ~10 us
+		 * here), then sleep in short steps. Never sched_yield: under
+		 * CFS a yielding sampler waits for the others' whole slices.
+		 */
+		if (++spins < 200) {
+			ck_pr_stall();
+		} else {
+			struct timespec ts = { 0, 10000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+cancel:
+	st = seq | RTPROF__REQ_ASKED;
+	if (atomic_compare_exchange_strong_explicit(&req->state, &st,
+	    seq | RTPROF__REQ_IDLE, memory_order_acq_rel, memory_order_acquire))
+		return 0;
+	/* The handler claimed it just now: it finishes its copy. */
+	while ((atomic_load_explicit(&req->state, memory_order_acquire) & 3) !=
+	    RTPROF__REQ_DONE) {
+		struct timespec ts = { 0, 10000 };
+
+		nanosleep(&ts, NULL);
+	}
+	return 1;
+}
+
+/*
+ * Merge the native frames (@ips/@sps innermost first) and the labels
+ * (outermost first) into @out, outermost first. A label belongs to the
+ * outermost frame whose stack pointer is at or below the stack pointer it
+ * was pushed at (stacks grow down; push records its caller's SP).
+ * Return: the number of frames.
+ */
+static unsigned
+merge(const uint64_t *ips, const uint64_t *sps, int n, const char *const *lab,
+    const uintptr_t *lsp, unsigned nl, uint64_t *out, unsigned char *is_label)
+{
+	unsigned k = 0, li = 0;
+
+	for (int i = n - 1; i >= 0; i--) {
+		out[k] = ips[i];
+		is_label[k++] = 0;
+		while (li < nl && lsp[li] >= sps[i]) {
+			out[k] = (uint64_t)(uintptr_t)lab[li++];
+			is_label[k++] = 1;
+		}
+	}
+	while (li < nl) {
+		out[k] = (uint64_t)(uintptr_t)lab[li++];
+		is_label[k++] = 1;
+	}
+	return k;
+}
+
+/* CPU ns used by @th so far, or -1 when its clock is gone. */
+static int64_t
+cpu_ns(const struct rtprof__thread *th)
+{
+	struct timespec ts;
+
+	if (clock_gettime(th->cpu_clock, &ts) != 0)
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Context: sampler thread, lock held. */
+static void
+sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
+    uint64_t idle_ns, uint64_t deadline)
+{
+	uint64_t frames[RTPROF_REC_MAX_FRAMES];
+	unsigned char is_label[RTPROF_REC_MAX_FRAMES];
+	const char *labels[RTPROF_MAX_LABELS];
+	uint64_t ips[RTPROF__MAX_NATIVE], sps[RTPROF__MAX_NATIVE];
+	unsigned flags = 0, n = 0;
+	int64_t cpu = cpu_ns(th);
+	uint64_t d, t;
+	uint32_t sl;
+	int nl;
+
+	if (cpu < 0)
+		return;
+	if (th->s_gen != gen) {
+		th->s_gen = gen;
+		th->s_has_stack = 0;
+		th->s_cpu_last = (uint64_t)cpu;
+	}
+	d = (uint64_t)cpu >= th->s_cpu_last ? (uint64_t)cpu - th->s_cpu_last : 0;
+	th->s_cpu_last = (uint64_t)cpu;
+	sl = rtprof__sleep_observe(lk, th);
+	if (sl != RTPROF__AWAKE)
+		flags |= RTPROF_SAMPLE_ASLEEP;
+	t = rtprof_now();
+	atomic_fetch_add_explicit(&th->samples, 1, memory_order_relaxed);
+	/*
+	 * O(1), no signal: the thread declared itself asleep, or it used
+	 * (almost) no CPU since its previous sample: its stack is the one
+	 * of that sample (or, asleep, the last one taken while it ran). A
+	 * thread blocked in a call that never restarts (poll, nanosleep)
+	 * is thus not interrupted again and again with EINTR.
+	 */
+	if (th->s_has_stack && (sl != RTPROF__AWAKE || d < idle_ns)) {
+		rec_same(t, th->tid, d, flags);
+		return;
+	}
+	if (!(th->flags & RTPROF_THREAD_RT) && sl == RTPROF__AWAKE &&
+	    ask(lk, th, deadline)) {
+		int trunc = 0, nn = rtprof__unwind(unw, req, th->stack_lo,
+		    th->stack_hi, ips, sps, RTPROF__MAX_NATIVE, &trunc);
+
+		if (trunc)
+			flags |= RTPROF_SAMPLE_TRUNCATED;
+		if (nn == 0)
+			flags |= RTPROF_SAMPLE_NO_NATIVE;
+		n = merge(ips, sps, nn, req->labels, req->label_sp,
+		    req->nlabels, frames, is_label);
+	} else {
+		flags |= th->flags & RTPROF_THREAD_RT || sl != RTPROF__AWAKE ?
+		    RTPROF_SAMPLE_LABELS : RTPROF_SAMPLE_NO_NATIVE;
+		nl = rtprof__labels_read(lk, th, labels, RTPROF_MAX_LABELS);
+		for (int i = 0; i < nl; i++) {
+			frames[n] = (uint64_t)(uintptr_t)labels[i];
+			is_label[n++] = 1;
+		}
+	}
+	rec_sample(t, th->tid, d, flags, frames, is_label, n);
+	th->s_has_stack = 1;
+}
+
+/* Counters: RSS every tick, the rest when changed. Context: sampler, lock. */
+static void
+sample_counters(const rtprof_lock *lk)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+	uint64_t t = rtprof_now(), rss = rtprof__process_rss();
+
+	rec_counter(t, RTPROF_COUNTER_PROCESS_MEMORY, (int64_t)rss);
+	if (c->memory != self_mem_last) {
+		self_mem_last = c->memory;
+		rec_counter(t, RTPROF_COUNTER_SELF_MEMORY, (int64_t)c->memory);
+	}
+	if (c->ncounters > ctr_last_n) {
+		int64_t *n = realloc(ctr_last, c->ncounters * sizeof(*n));
+
+		if (n == NULL)
+			return;
+		for (uint32_t i = ctr_last_n; i < c->ncounters; i++)
+			n[i] = INT64_MIN;
+		ctr_last = n;
+		ctr_last_n = c->ncounters;
+	}
+	for (uint32_t i = 0; i < c->ncounters; i++) {
+		int64_t v = __atomic_load_n(&c->counters[i]->pub.value,
+		    __ATOMIC_RELAXED);
+
+		if (v != ctr_last[i]) {
+			ctr_last[i] = v;
+			rec_counter(t, c->counters[i]->pub.id, v);
+		}
+	}
+}
+
+/* One tick. Context: sampler thread, lock held (taken at @t_lock0). */
+static void
+tick(const rtprof_lock *lk, uint32_t gen, uint64_t t_lock0, uint64_t m_lock0,
+    uint64_t interval_ns)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+	struct rtprof__thread *self = rtprof__tls.thread;
+	uint64_t m1 = mono_ns(), m2, m3, v[4] = { m1 - m_lock0, 0, 0, 0 };
+	/* Below 2% of a tick of CPU, a thread counts as idle. */
+	uint64_t idle_ns = interval_ns / 50;
+	uint64_t deadline = m1 + interval_ns / TICK_WAIT_SHARE;
+
+	rtprof__unwinder_tick(unw);
+	for (struct rtprof__thread *th = c->threads; th != NULL; th = th->next) {
+		if (th->exited || th == self ||
+		    (th->flags & RTPROF_THREAD_SAMPLER))
+			continue;
+		sample_thread(lk, th, gen, idle_ns, deadline);
+		v[3]++;
+	}
+	m2 = mono_ns();
+	sample_counters(lk);
+	m3 = mono_ns();
+	v[1] = m2 - m1;
+	v[2] = m3 - m2;
+	rec_overhead(t_lock0, rtprof_now(), v);
+}
+
+static void
+ts_of(uint64_t ns, struct timespec *ts)
+{
+	ts->tv_sec = (time_t)(ns / 1000000000u);
+	ts->tv_nsec = (long)(ns % 1000000000u);
+}
+
+static void *
+sampler_main(void *arg)
+{
+	const rtprof_lock *lk;
+	struct rtprof__core *c;
+	uint32_t gen = 0;
+	uint64_t next = 0;
+	sigset_t all;
+
+	(void)arg;
+	/* Every signal blocked: it is never sampled, and the program's
+	 * handlers never run on it. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_setname_np(pthread_self(), "rtprof-sampler");
+	rtprof_thread_register("rtprof sampler", RTPROF_THREAD_SAMPLER);
+	lk = rtprof__lock();
+	c = rtprof__core_get(lk);
+	for (;;) {
+		struct rtprof__session *s = c->running;
+		uint64_t now, t_lock0, m_lock0;
+		struct timespec ts;
+
+		if (s == NULL || s->paused ||
+		    s->set.sample_interval_us == RTPROF_SAMPLING_OFF) {
+			gen = 0;
+			pthread_cond_wait(&c->sampler_cv, &c->mu);
+			continue;
+		}
+		now = mono_ns();
+		if (s->gen != gen) {
+			gen = s->gen;
+			next = now + s->set.sample_interval_us * 1000ull;
+		}
+		if (now < next) {
+			ts_of(next, &ts);
+			pthread_cond_timedwait(&c->sampler_cv, &c->mu, &ts);
+			continue;       /* re-check the session first */
+		}
+		/* Regular ticks; a late one moves the grid, no catching up. */
+		next += s->set.sample_interval_us * 1000ull;
+		if (next <= now)
+			next = now + s->set.sample_interval_us * 1000ull;
+		/* The lock's cost is part of the overhead: take it again. */
+		rtprof__unlock(lk);
+		t_lock0 = rtprof_now();
+		m_lock0 = mono_ns();
+		lk = rtprof__lock();
+		c = rtprof__core_get(lk);
+		if (c->running != s || s->paused)
+			continue;
+		tick(lk, gen, t_lock0, m_lock0,
+		    s->set.sample_interval_us * 1000ull);
+	}
+	return NULL;
+}
+
+/*
+ * rtprof__sampler_ensure - start the sampler thread and install the
+ * sampling signal handler, once.
+ * Context: control thread, lock held. Return: 0, -ENOMEM or -EAGAIN.
+ */
+int
+rtprof__sampler_ensure(const rtprof_lock *lk)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+	struct sigaction sa;
+	pthread_condattr_t ca;
+
+	if (c->sampler_started)
+		return 0;
+	req = aligned_alloc(64, (sizeof(*req) + 63) & ~(size_t)63);
+	if (req == NULL)
+		return -ENOMEM;
+	memset(req, 0, sizeof(*req));
+	if (rtprof__unwinder_new(&unw) != 0) {
+		free(req);
+		req = NULL;
+		return -ENOMEM;
+	}
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->sampler_cv, &ca);
+	pthread_condattr_destroy(&ca);
+
+	rtprof__sample_pid = getpid();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = rtprof__sample_handler;
+	/* SA_RESTART: interrupted read/write and friends restart; calls that
+	 * never restart (poll, nanosleep...) return EINTR, as with any
+	 * signal-based profiler. The sampler signals a thread only when it
+	 * used CPU since its previous sample, which keeps a thread blocked in
+	 * one call from being interrupted again and again. */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(RTPROF__SAMPLE_SIGNAL, &sa, &rtprof__sample_prev) != 0)
+		goto fail;
+	/* release: the request is set up before handlers can see it. */
+	atomic_store_explicit(&rtprof__sample_req_ptr, req, memory_order_release);
+	c->memory += sizeof(*req);
+	if (pthread_create(&c->sampler, NULL, sampler_main, NULL) != 0) {
+		atomic_store_explicit(&rtprof__sample_req_ptr, NULL,
+		    memory_order_release);
+		sigaction(RTPROF__SAMPLE_SIGNAL, &rtprof__sample_prev, NULL);
+		c->memory -= sizeof(*req);
+		goto fail;
+	}
+	c->sampler_started = 1;
+	return 0;
+fail:
+	pthread_cond_destroy(&c->sampler_cv);
+	rtprof__unwinder_free(unw);
+	unw = NULL;
+	free(req);
+	req = NULL;
+	return -EAGAIN;
+}
+
+/* Context: any non-RT thread, lock held: the session changed. */
+void
+rtprof__sampler_kick(const rtprof_lock *lk)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+
+	if (c->sampler_started)
+		pthread_cond_signal(&c->sampler_cv);
+}

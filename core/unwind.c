@@ -1,0 +1,413 @@
+/*
+ * unwind.c - native stacks from a copy, on the sampler thread.
+ *
+ * The sampled thread's signal handler copied its registers and the used
+ * part of its stack (rt/rt_signal.c). Here libunwind unwinds that copy
+ * through its remote interface, like perf and samply unwind the stacks the
+ * kernel copied for them: reads inside the copied range come from the copy,
+ * reads of code and unwind tables come from this process's memory (only
+ * inside loaded modules), reads elsewhere in the thread's stack fail. The
+ * unwind tables are each module's .eh_frame_hdr binary-search table, found
+ * with dl_iterate_phdr and handed to libunwind's own table search.
+ *
+ * Why not unwind in the handler: unw_backtrace takes the dynamic loader's
+ * lock on a cache miss (dl_iterate_phdr) and libunwind's own locks, so a
+ * thread interrupted inside dlopen or C++ exception unwinding would
+ * deadlock in its own handler; unw_step in the handler also made two
+ * rt_sigprocmask calls per frame (libunwind 1.6). The copy costs the
+ * thread a bounded memcpy; everything that may lock runs here.
+ *
+ * Limits: a module unloaded (dlclose) between the module scan and an
+ * unwind could be read after unmapping; the scan is redone when glibc's
+ * load/unload counters change, at most once per tick, so the window is
+ * one tick and needs a dlclose during it.
+ *
+ * Context: the sampler thread only (one struct rtprof__unwinder, no shared
+ * state besides the process's memory).
+ */
+#include <errno.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libunwind.h>
+
+#include "unwind.h"
+
+/* libunwind's table search, declared in no public header (perf does the
+ * same): looks @ip up in a REMOTE_TABLE di. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as,
+    unw_word_t ip, unw_dyn_info_t *di, unw_proc_info_t *pi,
+    int need_unwind_info, void *arg);
+
+struct umod {
+	uintptr_t lo, hi;        /* executable PT_LOAD range */
+	uintptr_t rlo, rhi;      /* whole object, all PT_LOAD: readable */
+	uintptr_t hdr;           /* .eh_frame_hdr address, 0: none */
+	uintptr_t table;         /* its search table */
+	uint64_t nfde;
+};
+
+struct rtprof__unwinder {
+	unw_addr_space_t as;
+	struct umod *mod;
+	size_t nmod, cap;
+	unsigned long long adds, subs; /* glibc's counters at the last scan */
+	int scanned_this_tick;
+	/* The current sample. */
+	const struct rtprof__sample_req *rq;
+	uintptr_t stack_lo, stack_hi;
+};
+
+/* DW_EH_PE encodings the search table may use. */
+#define PE_OMIT 0xff
+#define PE_UDATA4 0x03
+#define PE_SDATA4 0x0b
+#define PE_PCREL 0x10
+#define PE_DATAREL 0x30
+
+/* Read an encoded value at *@p (only the 4-byte forms GNU ld writes). */
+static int
+read_enc(const unsigned char **p, unsigned char enc, uintptr_t hdr,
+    uintptr_t *out)
+{
+	int32_t v;
+
+	if ((enc & 0x0f) != PE_UDATA4 && (enc & 0x0f) != PE_SDATA4)
+		return -1;
+	memcpy(&v, *p, 4);
+	*out = (enc & 0x0f) == PE_UDATA4 ? (uintptr_t)(uint32_t)v :
+	    (uintptr_t)(intptr_t)v;
+	if ((enc & 0x70) == PE_PCREL)
+		*out += (uintptr_t)*p;
+	else if ((enc & 0x70) == PE_DATAREL)
+		*out += hdr;
+	else if ((enc & 0x70) != 0)
+		return -1;
+	*p += 4;
+	return 0;
+}
+
+static int
+scan_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct rtprof__unwinder *u = ctx;
+	struct umod m = { .lo = UINTPTR_MAX, .rlo = UINTPTR_MAX };
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD) {
+			if (a < m.rlo)
+				m.rlo = a;
+			if (a + ph->p_memsz > m.rhi)
+				m.rhi = a + ph->p_memsz;
+			if (ph->p_flags & PF_X) {
+				if (a < m.lo)
+					m.lo = a;
+				if (a + ph->p_memsz > m.hi)
+					m.hi = a + ph->p_memsz;
+			}
+		} else if (ph->p_type == PT_GNU_EH_FRAME) {
+			m.hdr = a;
+		}
+	}
+	if (m.lo >= m.hi || m.hdr == 0)
+		return 0;       /* no code or no unwind table (the vDSO has one) */
+	{
+		const unsigned char *p = (const unsigned char *)m.hdr;
+		uintptr_t ehf, n;
+
+		/* version 1, eh_frame_ptr_enc, fde_count_enc, table_enc */
+		if (p[0] != 1 || p[3] != (PE_DATAREL | PE_SDATA4))
+			return 0;
+		{
+			unsigned char e1 = p[1], e2 = p[2];
+
+			p += 4;
+			if (read_enc(&p, e1, m.hdr, &ehf) != 0 ||
+			    e2 == PE_OMIT || read_enc(&p, e2, m.hdr, &n) != 0)
+				return 0;
+		}
+		m.table = (uintptr_t)p;
+		m.nfde = n;
+	}
+	if (u->nmod == u->cap) {
+		size_t nc = u->cap ? u->cap * 2 : 32;
+		struct umod *nm = realloc(u->mod, nc * sizeof(*nm));
+
+		if (nm == NULL)
+			return 1;
+		u->mod = nm;
+		u->cap = nc;
+	}
+	u->mod[u->nmod++] = m;
+	return 0;
+}
+
+static int
+mod_cmp(const void *a, const void *b)
+{
+	const struct umod *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int
+count_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	unsigned long long *c = ctx;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		c[0] = info->dlpi_adds;
+		c[1] = info->dlpi_subs;
+	}
+	return 1;       /* the first object is enough: the counters are global */
+}
+
+/* Rescan the loaded modules if something was loaded or unloaded. */
+static void
+scan(struct rtprof__unwinder *u, int force)
+{
+	unsigned long long c[2] = { 0, 0 };
+
+	dl_iterate_phdr(count_cb, c);
+	if (!force && c[0] == u->adds && c[1] == u->subs && u->nmod != 0)
+		return;
+	u->adds = c[0];
+	u->subs = c[1];
+	u->nmod = 0;
+	dl_iterate_phdr(scan_cb, u);
+	qsort(u->mod, u->nmod, sizeof(*u->mod), mod_cmp);
+	unw_flush_cache(u->as, 0, 0);
+}
+
+static const struct umod *
+mod_find(const struct rtprof__unwinder *u, uintptr_t ip)
+{
+	size_t lo = 0, hi = u->nmod;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (ip < u->mod[mid].lo)
+			hi = mid;
+		else if (ip >= u->mod[mid].hi)
+			lo = mid + 1;
+		else
+			return &u->mod[mid];
+	}
+	return NULL;
+}
+
+static int
+readable(const struct rtprof__unwinder *u, uintptr_t a)
+{
+	for (size_t i = 0; i < u->nmod; i++)
+		if (a >= u->mod[i].rlo && a < u->mod[i].rhi &&
+		    u->mod[i].rhi - a >= 8)
+			return 1;
+	return 0;
+}
+
+/* libunwind accessors. Context: sampler thread. */
+
+static int
+find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+    int need, void *arg)
+{
+	struct rtprof__unwinder *u = arg;
+	const struct umod *m = mod_find(u, ip);
+	unw_dyn_info_t di;
+
+	if (m == NULL && !u->scanned_this_tick) {
+		u->scanned_this_tick = 1;
+		scan(u, 0);
+		m = mod_find(u, ip);
+	}
+	if (m == NULL)
+		return -UNW_ENOINFO;
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.start_ip = m->lo;
+	di.end_ip = m->hi;
+	di.u.rti.segbase = m->hdr;
+	di.u.rti.table_data = m->table;
+	di.u.rti.table_len = m->nfde * 8 / sizeof(unw_word_t);
+	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need, arg);
+}
+
+static void
+put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+	(void)as;
+	(void)pi;
+	(void)arg;      /* libunwind frees table-format info itself */
+}
+
+static int
+get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg)
+{
+	(void)as;
+	(void)dilap;
+	(void)arg;
+	return -UNW_ENOINFO;
+}
+
+static int
+access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write,
+    void *arg)
+{
+	struct rtprof__unwinder *u = arg;
+	const struct rtprof__sample_req *rq = u->rq;
+
+	(void)as;
+	if (write)
+		return -UNW_EINVAL;
+	if (addr >= rq->sp && rq->stack_len >= sizeof(*valp) &&
+	    addr - rq->sp <= rq->stack_len - sizeof(*valp)) {
+		memcpy(valp, rq->stack + (addr - rq->sp), sizeof(*valp));
+		return 0;
+	}
+	if (addr >= u->stack_lo && addr < u->stack_hi)
+		return -UNW_EINVAL;     /* live stack outside the copy */
+	if (!readable(u, addr))
+		return -UNW_EINVAL;
+	memcpy(valp, (const void *)(uintptr_t)addr, sizeof(*valp));
+	return 0;
+}
+
+static int
+access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, int write,
+    void *arg)
+{
+	struct rtprof__unwinder *u = arg;
+
+	(void)as;
+	if (write || reg < 0 || reg >= RTPROF__NREGS)
+		return -UNW_EBADREG;
+	*valp = u->rq->regs[reg];
+	return 0;
+}
+
+static int
+access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val,
+    int write, void *arg)
+{
+	(void)as;
+	(void)reg;
+	(void)val;
+	(void)write;
+	(void)arg;
+	return -UNW_EBADREG;
+}
+
+static int
+resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+{
+	(void)as;
+	(void)c;
+	(void)arg;
+	return -UNW_EINVAL;
+}
+
+static int
+get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+    unw_word_t *off, void *arg)
+{
+	(void)as;
+	(void)addr;
+	(void)buf;
+	(void)len;
+	(void)off;
+	(void)arg;
+	return -UNW_ENOINFO;    /* symbols are resolved offline */
+}
+
+static unw_accessors_t accessors = {
+	.find_proc_info = find_proc_info,
+	.put_unwind_info = put_unwind_info,
+	.get_dyn_info_list_addr = get_dyn_info_list_addr,
+	.access_mem = access_mem,
+	.access_reg = access_reg,
+	.access_fpreg = access_fpreg,
+	.resume = resume,
+	.get_proc_name = get_proc_name,
+};
+
+/* Context: sampler thread; allocates. */
+int
+rtprof__unwinder_new(struct rtprof__unwinder **out)
+{
+	struct rtprof__unwinder *u = calloc(1, sizeof(*u));
+
+	if (u == NULL)
+		return -ENOMEM;
+	u->as = unw_create_addr_space(&accessors, 0);
+	if (u->as == NULL) {
+		free(u);
+		return -ENOMEM;
+	}
+	unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+	scan(u, 1);
+	*out = u;
+	return 0;
+}
+
+/* Context: sampler thread. */
+void
+rtprof__unwinder_free(struct rtprof__unwinder *u)
+{
+	if (u == NULL)
+		return;
+	unw_destroy_addr_space(u->as);
+	free(u->mod);
+	free(u);
+}
+
+/* Context: sampler thread, once per tick. */
+void
+rtprof__unwinder_tick(struct rtprof__unwinder *u)
+{
+	u->scanned_this_tick = 0;
+}
+
+/* Context: sampler thread. */
+int
+rtprof__unwind(struct rtprof__unwinder *u, const struct rtprof__sample_req *rq,
+    uintptr_t stack_lo, uintptr_t stack_hi, uint64_t *ips, uint64_t *sps,
+    int max, int *truncated)
+{
+	unw_cursor_t cur;
+	int n = 0;
+
+	*truncated = 0;
+	if (!rq->have_regs)
+		return 0;
+	u->rq = rq;
+	u->stack_lo = stack_lo;
+	u->stack_hi = stack_hi;
+	if (unw_init_remote(&cur, u->as, u) != 0)
+		return 0;
+	for (;;) {
+		unw_word_t ip, sp;
+
+		if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || ip == 0)
+			break;
+		if (unw_get_reg(&cur, UNW_REG_SP, &sp) != 0)
+			break;
+		if (n == max) {
+			*truncated = 1;
+			break;
+		}
+		ips[n] = ip;
+		sps[n] = sp;
+		n++;
+		if (unw_step(&cur) <= 0)
+			break;
+	}
+	u->rq = NULL;
+	return n;
+}

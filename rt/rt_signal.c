@@ -1,0 +1,154 @@
+/*
+ * rt_signal.c - the sampling signal's handler: runs on the sampled thread.
+ *
+ * The sampler (core/sampler.c) asks one thread at a time for its stack
+ * through struct rtprof__sample_req and a SIGPROF sent with tgkill. This
+ * handler, on that thread, only copies: its registers from the signal
+ * context, the used part of its stack (at most RTPROF__STACK_COPY bytes
+ * from the interrupted stack pointer), and its label stack with the stack
+ * pointers the labels were pushed at. The sampler unwinds the copy later,
+ * on its own thread, where taking locks (the dynamic loader's, libunwind's)
+ * can never deadlock against the interrupted code: the handler takes no
+ * lock, allocates nothing, makes no system call, and is bounded by one
+ * copy of at most 64 KiB (docs: BENCHMARKS.md, "Sampler").
+ *
+ * Context: the owner thread, in signal context. Async-signal-safe.
+ */
+#include <errno.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "rt_internal.h"
+
+struct rtprof__sample_req *_Atomic rtprof__sample_req_ptr;
+struct sigaction rtprof__sample_prev;
+pid_t rtprof__sample_pid;
+
+/* A SIGPROF that is not the sampler's goes to the handler it replaced. */
+static void
+chain(int sig, siginfo_t *si, void *uc)
+{
+	const struct sigaction *p = &rtprof__sample_prev;
+
+	if (p->sa_flags & SA_SIGINFO) {
+		if (p->sa_sigaction != NULL)
+			p->sa_sigaction(sig, si, uc);
+	} else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN &&
+	    p->sa_handler != NULL) {
+		p->sa_handler(sig);
+	}
+}
+
+/*
+ * Copy @n bytes of the thread's own stack. Not memcpy: under
+ * AddressSanitizer the stack has poisoned red zones that a profiler may
+ * read, and an instrumented copy would report them.
+ */
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize_address, no_sanitize("thread")))
+#endif
+static void
+copy_stack(unsigned char *dst, uintptr_t src, size_t n)
+{
+	const uint64_t *s = (const uint64_t *)src;
+	uint64_t *d = (uint64_t *)(void *)dst;
+
+	for (size_t i = 0; i < n / 8; i++)
+		d[i] = s[i];
+}
+
+/* Registers in libunwind's numbering; 0 when the architecture has no
+ * native unwinding here (label-only samples). */
+static int
+copy_regs(struct rtprof__sample_req *rq, const ucontext_t *uc)
+{
+#if defined(__x86_64__)
+	/* UNW_X86_64_RAX..R15 = 0..15 (DWARF order), RIP = 16. */
+	static const int map[17] = {
+		REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP,
+		REG_RSP, REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13,
+		REG_R14, REG_R15, REG_RIP
+	};
+
+	for (int i = 0; i < 17; i++)
+		rq->regs[i] = (uint64_t)uc->uc_mcontext.gregs[map[i]];
+	rq->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	return 1;
+#elif defined(__aarch64__)
+	/* UNW_AARCH64_X0..X30 = 0..30, SP = 31, PC = 32. */
+	for (int i = 0; i < 31; i++)
+		rq->regs[i] = uc->uc_mcontext.regs[i];
+	rq->regs[31] = uc->uc_mcontext.sp;
+	rq->regs[32] = uc->uc_mcontext.pc;
+	rq->sp = (uintptr_t)uc->uc_mcontext.sp;
+	return 1;
+#else
+	(void)rq;
+	(void)uc;
+	return 0;
+#endif
+}
+
+/* Context: owner thread, signal context; async-signal-safe, bounded. */
+void
+rtprof__sample_handler(int sig, siginfo_t *si, void *ucv)
+{
+	struct rtprof__thread *th = rtprof__tls.thread;
+	struct rtprof__sample_req *rq;
+	uint64_t st;
+	uint32_t d;
+	int saved = errno;
+
+	if (si == NULL || si->si_code != SI_TKILL ||
+	    si->si_pid != rtprof__sample_pid) {
+		chain(sig, si, ucv);
+		goto out;
+	}
+	/* acquire: pairs with the release store when the sampler starts. */
+	rq = atomic_load_explicit(&rtprof__sample_req_ptr, memory_order_acquire);
+	if (rq == NULL || th == NULL)
+		goto out;
+	/* acquire: pairs with the sampler's release store of seq|ASKED, so
+	 * `target` is the one written for this request. */
+	st = atomic_load_explicit(&rq->state, memory_order_acquire);
+	if ((st & 3) != RTPROF__REQ_ASKED ||
+	    atomic_load_explicit(&rq->target, memory_order_relaxed) != th)
+		goto out;       /* a late signal, or for another thread */
+	if (!atomic_compare_exchange_strong_explicit(&rq->state, &st,
+	    (st & ~(uint64_t)3) | RTPROF__REQ_CLAIMED, memory_order_acquire,
+	    memory_order_relaxed))
+		goto out;       /* the sampler gave up on this request */
+	atomic_fetch_add_explicit(&th->signals, 1, memory_order_relaxed);
+
+	rq->have_regs = copy_regs(rq, ucv);
+	rq->stack_len = 0;
+	if (rq->have_regs && th->stack_hi > rq->sp && rq->sp >= th->stack_lo &&
+	    rq->sp % 8 == 0) {
+		size_t n = th->stack_hi - rq->sp;
+
+		if (n > RTPROF__STACK_COPY)
+			n = RTPROF__STACK_COPY;
+		copy_stack(rq->stack, rq->sp, n);
+		rq->stack_len = (uint32_t)(n & ~(size_t)7);
+	}
+	/*
+	 * Own labels: push stores the entry, then (signal fence) the depth,
+	 * so every entry below the depth read here is complete, whatever
+	 * push or pop this signal interrupted.
+	 */
+	d = atomic_load_explicit(&th->label_depth, memory_order_relaxed);
+	atomic_signal_fence(memory_order_acquire);
+	if (d > RTPROF_MAX_LABELS)
+		d = RTPROF_MAX_LABELS;
+	for (uint32_t i = 0; i < d; i++) {
+		rq->labels[i] = atomic_load_explicit(&th->labels[i],
+		    memory_order_relaxed);
+		rq->label_sp[i] = th->label_sp[i];
+	}
+	rq->nlabels = d;
+	/* release: the copy before DONE; pairs with the sampler's acquire. */
+	atomic_store_explicit(&rq->state, (st & ~(uint64_t)3) |
+	    RTPROF__REQ_DONE, memory_order_release);
+out:
+	errno = saved;
+}

@@ -1,0 +1,662 @@
+/*
+ * test_sampler.c - the sampler, end to end: a real session samples a
+ * program with known behaviour; the dump is decoded with codec/ and the
+ * native frames symbolized from the test binary itself.
+ *
+ * Built twice (tests/CMakeLists.txt): with and without frame pointers, so
+ * the stacks must come from DWARF unwind tables, not a frame-pointer walk.
+ *
+ * Threads:
+ *  - "chain": chain_a -> chain_b -> chain_c, busy loops of 2, 3 and 5
+ *    units, label "stage-a" pushed in chain_a and "stage-b" in chain_b.
+ *    Checks: the call chain in order with the labels merged at their
+ *    place; the time split 20/30/50% within 6 points; the root is reached.
+ *  - "sleepy": busy 1 ms of CPU, declares itself asleep, sleeps 9 ms.
+ *    Checks: its CPU deltas sum to ~10% of the wall time; ~90% of its
+ *    samples are flagged asleep; it was signalled at most twice per sleep
+ *    period (asleep-and-sampled and no-CPU threads get SAME records).
+ *  - "rt": a real-time thread (RTPROF_THREAD_RT) busy under label
+ *    "rt-stage". Checks: 0 signals delivered to it, label-only samples
+ *    carrying its label.
+ *  - 100 "idle" threads asleep the whole time. Checks: no signal to them
+ *    (declared asleep), only SAME records after their first sample (the
+ *    O(1) path: no signal, no unwind, no buffer search); the tick count
+ *    matches the interval. How the per-tick cost stays flat over time is
+ *    measured by bench/bench_sampler (BENCHMARKS.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "dump_reader.h"
+#include "rtprof.h"
+#include "symbolize.h"
+
+#define RUN_MS 2000
+#define NIDLE 100
+
+static _Atomic int stop_flag;
+static _Atomic int ready;
+static pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
+static int idle_release;
+
+static _Thread_local volatile uint64_t sink;
+
+/* ------------------------------------------------------------------ */
+/* The program being profiled                                           */
+
+static uint64_t
+spin(uint64_t units)
+{
+	uint64_t x = sink;
+
+	for (uint64_t i = 0; i < units * 20000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		__asm__ __volatile__("" : "+r"(x));
+	}
+	return x;
+}
+
+__attribute__((noinline)) uint64_t chain_c(uint64_t k);
+__attribute__((noinline)) uint64_t chain_b(uint64_t k);
+__attribute__((noinline)) uint64_t chain_a(uint64_t k);
+
+__attribute__((noinline)) uint64_t
+chain_c(uint64_t k)
+{
+	uint64_t r = spin(5 * k);
+
+	__asm__ __volatile__("" : "+r"(r));
+	return r + 1;
+}
+
+__attribute__((noinline)) uint64_t
+chain_b(uint64_t k)
+{
+	uint64_t r;
+
+	rtprof_label_push("stage-b");
+	r = spin(3 * k);
+	r += chain_c(k);
+	rtprof_label_pop();
+	__asm__ __volatile__("" : "+r"(r));
+	return r + 1;
+}
+
+__attribute__((noinline)) uint64_t
+chain_a(uint64_t k)
+{
+	uint64_t r;
+
+	rtprof_label_push("stage-a");
+	r = spin(2 * k);
+	r += chain_b(k);
+	rtprof_label_pop();
+	__asm__ __volatile__("" : "+r"(r));
+	return r + 1;
+}
+
+static pid_t
+gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static pid_t tid_chain, tid_sleepy, tid_rt;
+static uint64_t rt_signals = ~0ull, rt_samples, sleepy_signals;
+static double sleepy_asleep_share; /* of its wall time, measured by itself */
+
+static void *
+chain_main(void *arg)
+{
+	(void)arg;
+	RTPROF_CHECK_EQ(rtprof_thread_register("chain", 0), 0);
+	tid_chain = gettid_();
+	atomic_fetch_add(&ready, 1);
+	while (!atomic_load(&stop_flag))
+		sink = chain_a(1);
+	return NULL;
+}
+
+static uint64_t
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleep until @deadline (CLOCK_MONOTONIC), whatever signals arrive. */
+static void
+sleep_until(const struct timespec *deadline)
+{
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, deadline,
+	    NULL) == EINTR)
+		;
+}
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *
+sleepy_main(void *arg)
+{
+	struct timespec next;
+	uint64_t t_begin, asleep_ns = 0;
+
+	(void)arg;
+	RTPROF_CHECK_EQ(rtprof_thread_register("sleepy", 0), 0);
+	tid_sleepy = gettid_();
+	atomic_fetch_add(&ready, 1);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	t_begin = mono_ns();
+	while (!atomic_load(&stop_flag)) {
+		uint64_t c0 = thread_cpu_ns(), s0;
+
+		while (thread_cpu_ns() - c0 < 1000000)
+			sink = spin(0) + 1;
+		next.tv_nsec += 10000000;
+		if (next.tv_nsec >= 1000000000) {
+			next.tv_nsec -= 1000000000;
+			next.tv_sec++;
+		}
+		rtprof_thread_sleep();
+		s0 = mono_ns();
+		sleep_until(&next);
+		asleep_ns += mono_ns() - s0;
+		rtprof_thread_wake();
+	}
+	sleepy_asleep_share = (double)asleep_ns / (double)(mono_ns() - t_begin);
+	{
+		struct rtprof_thread_stats st;
+
+		RTPROF_CHECK_EQ(rtprof_thread_stats_get(&st), 0);
+		sleepy_signals = st.signals;
+	}
+	return NULL;
+}
+
+static void *
+rt_main(void *arg)
+{
+	struct rtprof_thread_stats st;
+
+	(void)arg;
+	RTPROF_CHECK_EQ(rtprof_thread_register("rt", RTPROF_THREAD_RT), 0);
+	tid_rt = gettid_();
+	atomic_fetch_add(&ready, 1);
+	rtprof_label_push("rt-stage");
+	while (!atomic_load(&stop_flag))
+		sink = spin(1);
+	rtprof_label_pop();
+	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&st), 0);
+	rt_signals = st.signals;
+	rt_samples = st.samples;
+	return NULL;
+}
+
+static uint64_t idle_signals[NIDLE];
+
+static void *
+idle_main(void *arg)
+{
+	struct rtprof_thread_stats st;
+	uintptr_t i = (uintptr_t)arg;
+
+	RTPROF_CHECK_EQ(rtprof_thread_register("idle", 0), 0);
+	atomic_fetch_add(&ready, 1);
+	rtprof_thread_sleep();
+	pthread_mutex_lock(&idle_mu);
+	while (!idle_release)
+		pthread_cond_wait(&idle_cv, &idle_mu);
+	pthread_mutex_unlock(&idle_mu);
+	rtprof_thread_wake();
+	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&st), 0);
+	idle_signals[i] = st.signals;
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Decoding                                                             */
+
+struct smp {
+	uint64_t t, cpu;
+	uint8_t kind, flags;
+	uint16_t n;
+	uint64_t *frames;      /* n, outermost first */
+	uint64_t mask[RTPROF_REC_MASK_WORDS];
+};
+
+struct tsamples {
+	int64_t tid;
+	char name[64];
+	struct smp *v;
+	size_t n, cap;
+};
+
+static struct {
+	struct tsamples th[256];
+	size_t nth;
+	struct rtprof_symbolizer *sym;
+	struct { uint64_t ref; char text[64]; } str[64];
+	size_t nstr;
+	uint64_t ov[4096][3];   /* t0, t1, threads_ns */
+	size_t nov;
+	double tps;
+	uint64_t ticks0;
+} D;
+
+static struct tsamples *
+tsamples(int64_t tid)
+{
+	for (size_t i = 0; i < D.nth; i++)
+		if (D.th[i].tid == tid)
+			return &D.th[i];
+	RTPROF_CHECK(D.nth < 256);
+	D.th[D.nth].tid = tid;
+	return &D.th[D.nth++];
+}
+
+static int
+on_header(void *ctx, const struct rtprof_dump_header *h)
+{
+	(void)ctx;
+	D.tps = h->clock.ticks_per_second;
+	D.ticks0 = h->clock.start_ticks;
+	return 0;
+}
+
+static int
+on_modules(void *ctx, const struct rtprof_dump_module *m, size_t n)
+{
+	(void)ctx;
+	for (size_t i = 0; i < n; i++)
+		rtprof_symbolizer_add_module(D.sym, m[i].path, m[i].start,
+		    m[i].end, m[i].offset, m[i].build_id, m[i].build_id_len);
+	return 0;
+}
+
+static int
+on_thread(void *ctx, const struct rtprof_dump_thread *t)
+{
+	struct tsamples *ts = tsamples(t->tid);
+
+	(void)ctx;
+	snprintf(ts->name, sizeof(ts->name), "%s", t->name ? t->name : "");
+	return 0;
+}
+
+static int
+on_string(void *ctx, uint64_t ref, const char *text, size_t len)
+{
+	(void)ctx;
+	if (D.nstr < 64) {
+		D.str[D.nstr].ref = ref;
+		snprintf(D.str[D.nstr].text, 64, "%.*s", (int)len, text);
+		D.nstr++;
+	}
+	return 0;
+}
+
+static const char *
+label_text(uint64_t ref)
+{
+	for (size_t i = 0; i < D.nstr; i++)
+		if (D.str[i].ref == ref)
+			return D.str[i].text;
+	return "?";
+}
+
+static int
+on_record(void *ctx, const struct rtprof_dump_data *d,
+    const struct rtprof_rec_view *r)
+{
+	struct tsamples *ts;
+	struct smp *s;
+
+	(void)ctx;
+	(void)d;
+	if (r->kind == RTPROF_REC_OVERHEAD) {
+		if (D.nov < 4096) {
+			D.ov[D.nov][0] = r->t0;
+			D.ov[D.nov][1] = r->t1;
+			D.ov[D.nov][2] = r->overhead[1];
+			D.nov++;
+		}
+		return 0;
+	}
+	if (r->kind != RTPROF_REC_SAMPLE && r->kind != RTPROF_REC_SAME)
+		return 0;
+	ts = tsamples(r->tid);
+	if (ts->n == ts->cap) {
+		ts->cap = ts->cap ? ts->cap * 2 : 256;
+		ts->v = realloc(ts->v, ts->cap * sizeof(*ts->v));
+		RTPROF_CHECK(ts->v != NULL);
+	}
+	s = &ts->v[ts->n++];
+	memset(s, 0, sizeof(*s));
+	s->t = r->t0;
+	s->cpu = r->cpu_ns;
+	s->kind = r->kind;
+	s->flags = r->flags;
+	s->n = (uint16_t)r->nframes;
+	if (r->nframes) {
+		s->frames = malloc(r->nframes * sizeof(uint64_t));
+		memcpy(s->frames, r->frames, r->nframes * sizeof(uint64_t));
+		memcpy(s->mask, r->label_mask, sizeof(s->mask));
+	}
+	return 0;
+}
+
+/* Name of frame @i of @s: the label text or the function's name. */
+static const char *
+frame_name(const struct smp *s, unsigned i)
+{
+	struct rtprof_sym sym;
+	int last_native = 1;
+
+	if (rtprof_rec_frame_is_label(s->mask, i))
+		return label_text(s->frames[i]);
+	for (unsigned k = i + 1; k < s->n; k++)
+		if (!rtprof_rec_frame_is_label(s->mask, k))
+			last_native = 0;
+	if (rtprof_symbolize(D.sym, s->frames[i] - (last_native ? 0 : 1),
+	    &sym) != RTPROF_SYM_OK || sym.name == NULL)
+		return "??";
+	return sym.name;
+}
+
+static int
+find(const struct smp *s, const char *name)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (strcmp(frame_name(s, i), name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void
+print_sample(const struct smp *s)
+{
+	fprintf(stderr, "  sample flags %u:", s->flags);
+	for (unsigned i = 0; i < s->n; i++)
+		fprintf(stderr, " %s", frame_name(s, i));
+	fprintf(stderr, "\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* Checks                                                               */
+
+static void
+check_chain(const struct tsamples *ts)
+{
+	size_t full = 0, in[3] = { 0, 0, 0 }, ordered = 0, rooted = 0;
+	size_t degraded = 0;
+	int printed = 0;
+
+	for (size_t k = 0; k < ts->n; k++) {
+		const struct smp *s = &ts->v[k];
+		int a, b, c, la, lb;
+
+		if (s->kind != RTPROF_REC_SAMPLE)
+			continue;
+		if (s->flags & RTPROF_SAMPLE_NO_NATIVE) {
+			degraded++;     /* did not answer in time: labels only */
+			continue;
+		}
+		full++;
+		a = find(s, "chain_a");
+		b = find(s, "chain_b");
+		c = find(s, "chain_c");
+		la = find(s, "stage-a");
+		lb = find(s, "stage-b");
+		if (find(s, "chain_main") >= 0 &&
+		    (find(s, "start_thread") >= 0 || find(s, "clone3") >= 0 ||
+		    find(s, "clone") >= 0))
+			rooted++;
+		if (c >= 0)
+			in[2]++;
+		else if (b >= 0)
+			in[1]++;
+		else if (a >= 0)
+			in[0]++;
+		/* Order: chain_a, stage-a, chain_b, stage-b, chain_c. */
+		if (c >= 0 && a >= 0 && b >= 0 && la >= 0 && lb >= 0 &&
+		    a < la && la < b && b < lb && lb < c)
+			ordered++;
+		else if (c >= 0 && printed++ < 3)
+			print_sample(s);
+	}
+	fprintf(stderr, "chain: %zu samples, a %zu b %zu c %zu, in order %zu,"
+	    " rooted %zu, without native frames %zu\n", full, in[0], in[1],
+	    in[2], ordered, rooted, degraded);
+	RTPROF_CHECK_GT(full, RUN_MS / 4);
+	RTPROF_CHECK_LT(degraded, full);
+	{
+		double tot = (double)(in[0] + in[1] + in[2]);
+		double fa = in[0] / tot, fb = in[1] / tot, fc = in[2] / tot;
+
+		RTPROF_CHECK_GT(tot, 0.9 * full);
+		fprintf(stderr, "chain split: %.3f %.3f %.3f (want .2 .3 .5)\n",
+		    fa, fb, fc);
+		RTPROF_CHECK(fa > 0.14 && fa < 0.26);
+		RTPROF_CHECK(fb > 0.24 && fb < 0.36);
+		RTPROF_CHECK(fc > 0.44 && fc < 0.56);
+	}
+	/* Every sample in chain_c shows the whole chain, labels in place. */
+	RTPROF_CHECK_GE(ordered, in[2] * 95 / 100);
+	RTPROF_CHECK_GE(rooted, full * 9 / 10);
+}
+
+static void
+check_sleepy(const struct tsamples *ts, uint64_t signals)
+{
+	uint64_t cpu = 0, asleep = 0, same = 0;
+	double wall;
+
+	RTPROF_CHECK_GT(ts->n, RUN_MS / 4);
+	for (size_t k = 1; k < ts->n; k++) {
+		cpu += ts->v[k].cpu;
+		asleep += (ts->v[k].flags & RTPROF_SAMPLE_ASLEEP) != 0;
+		same += ts->v[k].kind == RTPROF_REC_SAME;
+	}
+	wall = (double)(ts->v[ts->n - 1].t - ts->v[0].t) / D.tps * 1e9;
+	fprintf(stderr, "sleepy: %zu samples, cpu %.3f of wall, asleep %.3f"
+	    " (by its own clock %.3f), same %.3f, signals %" PRIu64 "\n",
+	    ts->n, cpu / wall, (double)asleep / (ts->n - 1),
+	    sleepy_asleep_share, (double)same / (ts->n - 1), signals);
+	/* CPU time is exact whatever the load: 1 ms busy per 10 ms. */
+	RTPROF_CHECK(cpu / wall > 0.08 && cpu / wall < 0.12);
+	/* Asleep samples: the share of wall time it slept (90% on an idle
+	 * machine, less when its busy part waits for a CPU). */
+	RTPROF_CHECK(fabs((double)asleep / (ts->n - 1) -
+	    sleepy_asleep_share) < 0.15);
+	RTPROF_CHECK(sleepy_asleep_share > 0.5);
+	RTPROF_CHECK((double)same / (ts->n - 1) > 0.5);
+	/* ~RUN_MS / 10 periods: a signal while busy and at most one asleep
+	 * per period. */
+	RTPROF_CHECK_LE(signals, 2 * (RUN_MS / 10) + 10);
+}
+
+static void
+check_rt(const struct tsamples *ts)
+{
+	size_t labelled = 0;
+
+	fprintf(stderr, "rt: %zu samples, %" PRIu64 " signals\n", ts->n,
+	    rt_signals);
+	RTPROF_CHECK_EQ(rt_signals, 0);
+	RTPROF_CHECK_GT(rt_samples, 0);
+	RTPROF_CHECK_GT(ts->n, RUN_MS / 4);
+	for (size_t k = 0; k < ts->n; k++) {
+		const struct smp *s = &ts->v[k];
+
+		if (s->kind != RTPROF_REC_SAMPLE)
+			continue;
+		RTPROF_CHECK(s->flags & RTPROF_SAMPLE_LABELS);
+		if (s->n == 1 && rtprof_rec_frame_is_label(s->mask, 0) &&
+		    strcmp(label_text(s->frames[0]), "rt-stage") == 0)
+			labelled++;
+	}
+	RTPROF_CHECK_GT(labelled, 0);
+}
+
+static void
+check_idle(void)
+{
+	size_t threads = 0, same = 0, total = 0;
+
+	for (size_t i = 0; i < D.nth; i++) {
+		if (strcmp(D.th[i].name, "idle") != 0)
+			continue;
+		threads++;
+		for (size_t k = 0; k < D.th[i].n; k++) {
+			total++;
+			same += D.th[i].v[k].kind == RTPROF_REC_SAME;
+		}
+	}
+	fprintf(stderr, "idle: %zu threads, %zu samples, %zu same\n", threads,
+	    total, same);
+	RTPROF_CHECK_EQ(threads, NIDLE);
+	RTPROF_CHECK_GE(same, total - NIDLE);
+	for (int i = 0; i < NIDLE; i++)
+		RTPROF_CHECK_EQ(idle_signals[i], 0);
+}
+
+static int
+u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median threads_ns of ticks [@a, @b). */
+static uint64_t
+median_cost(size_t a, size_t b)
+{
+	uint64_t v[4096];
+	size_t n = 0;
+
+	for (size_t i = a; i < b; i++)
+		v[n++] = D.ov[i][2];
+	qsort(v, n, sizeof(v[0]), u64_cmp);
+	return v[n / 2];
+}
+
+static void
+check_ticks(void)
+{
+	size_t q = D.nov / 4;
+	uint64_t first, last;
+
+	/* 1 ms interval for RUN_MS: regular, some ticks lost to load. */
+	fprintf(stderr, "ticks: %zu\n", D.nov);
+	for (size_t i = 0; i < D.nov; i += D.nov / 10)
+		fprintf(stderr, "  tick %zu: %.1f us, threads %.1f us\n", i,
+		    (D.ov[i][1] - D.ov[i][0]) / D.tps * 1e6, D.ov[i][2] / 1e3);
+	RTPROF_CHECK_GT(D.nov, RUN_MS / 2);
+	RTPROF_CHECK_LE(D.nov, RUN_MS + 100);
+	/* Skip the first ticks (threads starting, first full samples). */
+	first = median_cost(q / 2, q + q / 2);
+	last = median_cost(D.nov - q, D.nov);
+	/* Printed only: the timing of it is bench/bench_sampler's job. */
+	fprintf(stderr, "tick cost (threads): first quarter %" PRIu64
+	    " ns, last quarter %" PRIu64 " ns\n", first, last);
+}
+
+int
+main(int argc, char **argv)
+{
+	char path[] = "/tmp/rtprof-sampler-XXXXXX";
+	struct rtprof_settings set;
+	pthread_t tc, ts, tr, ti[NIDLE];
+	struct rtprof_dump_cb cb = {
+		.on_header = on_header, .on_modules = on_modules,
+		.on_thread = on_thread, .on_string = on_string,
+		.on_record = on_record,
+	};
+	struct rtprof_dump_stats st;
+	int fd;
+
+	(void)argc;
+	(void)argv;
+	fd = mkstemp(path);
+	RTPROF_CHECK(fd >= 0);
+	unlink(path);
+	RTPROF_CHECK_EQ(rtprof_thread_register("main", 0), 0);
+	for (uintptr_t i = 0; i < NIDLE; i++)
+		RTPROF_CHECK_EQ(pthread_create(&ti[i], NULL, idle_main,
+		    (void *)i), 0);
+	RTPROF_CHECK_EQ(pthread_create(&tc, NULL, chain_main, NULL), 0);
+	RTPROF_CHECK_EQ(pthread_create(&ts, NULL, sleepy_main, NULL), 0);
+	RTPROF_CHECK_EQ(pthread_create(&tr, NULL, rt_main, NULL), 0);
+	while (atomic_load(&ready) < NIDLE + 3)
+		usleep(1000);
+
+	memset(&set, 0, sizeof(set));
+	set.struct_size = sizeof(set);
+	set.fd = fd;
+	set.memory_limit = 64u << 20;
+	set.sample_interval_us = 1000;
+	RTPROF_CHECK_EQ(rtprof_session_start(&set), 0);
+	{
+		/* A sampled thread can see EINTR (docs: the sampler). */
+		struct timespec end;
+
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		end.tv_sec += RUN_MS / 1000;
+		sleep_until(&end);
+	}
+	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
+
+	atomic_store(&stop_flag, 1);
+	pthread_mutex_lock(&idle_mu);
+	idle_release = 1;
+	pthread_cond_broadcast(&idle_cv);
+	pthread_mutex_unlock(&idle_mu);
+	RTPROF_CHECK_EQ(pthread_join(tc, NULL), 0);
+	RTPROF_CHECK_EQ(pthread_join(ts, NULL), 0);
+	RTPROF_CHECK_EQ(pthread_join(tr, NULL), 0);
+	for (int i = 0; i < NIDLE; i++)
+		RTPROF_CHECK_EQ(pthread_join(ti[i], NULL), 0);
+
+	D.sym = rtprof_symbolizer_new(NULL, NULL, 0);
+	RTPROF_CHECK(D.sym != NULL);
+	RTPROF_CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
+	RTPROF_CHECK_EQ(rtprof_dump_read_fd(fd, &cb, &st), 0);
+	RTPROF_CHECK_EQ(st.bad_records, 0);
+	close(fd);
+
+	check_ticks();
+	for (size_t i = 0; i < D.nth; i++) {
+		if (D.th[i].tid == tid_chain)
+			check_chain(&D.th[i]);
+		else if (D.th[i].tid == tid_sleepy)
+			check_sleepy(&D.th[i], sleepy_signals);
+		else if (D.th[i].tid == tid_rt)
+			check_rt(&D.th[i]);
+	}
+	check_idle();
+	rtprof_symbolizer_free(D.sym);
+	printf("test_sampler: ok\n");
+	return 0;
+}
