@@ -8,14 +8,20 @@
  * every registered thread under the core lock (which keeps thread records
  * alive: a thread that unregistered is never signalled):
  *   - reads the thread's CPU clock: CPU ns since its previous sample;
- *   - a thread that used no CPU since its previous sample, or that declared
- *     itself asleep and was already sampled asleep (tri-state, lessons.md),
- *     gets a SAME record: no signal, no unwind, no buffer search, O(1);
- *   - a real-time thread (RTPROF_THREAD_RT) gets a label-only SAMPLE read
- *     under its ck_sequence: it is never interrupted;
+ *   - a thread that declared itself asleep (rtprof_thread_sleep; the
+ *     tri-state of lessons.md), or that used under 2% of a tick of CPU
+ *     since its previous sample, gets a SAME record: no signal, no
+ *     unwind, no buffer search, O(1). Such a thread is never signalled,
+ *     so a thread blocked in a call that is not restarted after a
+ *     signal (poll, nanosleep) is not woken with EINTR again and again;
+ *   - a real-time thread (RTPROF_THREAD_RT), or a declared sleeper not
+ *     sampled yet, gets a label-only SAMPLE read under its ck_sequence:
+ *     it is never interrupted;
  *   - any other thread is asked for a copy of its stack with SIGPROF
  *     (rt/rt_signal.c); the copy is unwound here (core/unwind.c) and merged
- *     with the labels by stack address into one SAMPLE record.
+ *     with the labels by stack address into one SAMPLE record. A thread
+ *     that does not answer within the tick's budget gets a sample without
+ *     native frames (flag NO_NATIVE) and is asked less often after that.
  * Then the counters (process RSS, the profiler's memory, user counters that
  * changed) as COUNTER records, and one OVERHEAD record with the tick's own
  * cost. Records go into the sampler's own SPSC chunk buffer: it is a
@@ -234,6 +240,34 @@ merge(const uint64_t *ips, const uint64_t *sps, int n, const char *const *lab,
 	return k;
 }
 
+/*
+ * A thread that does not answer (it blocks SIGPROF, or another handler
+ * replaced rtprof's) would cost every tick the full wait: after each miss
+ * in a row it is skipped for twice as many ticks, up to 1024.
+ * Context: sampler thread, lock held.
+ */
+static int
+can_ask(struct rtprof__thread *th)
+{
+	if (th->s_skip == 0)
+		return 1;
+	th->s_skip--;
+	return 0;
+}
+
+static int
+answered(struct rtprof__thread *th, int ok)
+{
+	if (ok) {
+		th->s_misses = 0;
+	} else {
+		if (th->s_misses < 10)
+			th->s_misses++;
+		th->s_skip = 1u << th->s_misses;
+	}
+	return ok;
+}
+
 /* CPU ns used by @th so far, or -1 when its clock is gone. */
 static int64_t
 cpu_ns(const struct rtprof__thread *th)
@@ -266,6 +300,8 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 		th->s_gen = gen;
 		th->s_has_stack = 0;
 		th->s_cpu_last = (uint64_t)cpu;
+		th->s_misses = 0;
+		th->s_skip = 0;
 	}
 	d = (uint64_t)cpu >= th->s_cpu_last ? (uint64_t)cpu - th->s_cpu_last : 0;
 	th->s_cpu_last = (uint64_t)cpu;
@@ -286,7 +322,7 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 		return;
 	}
 	if (!(th->flags & RTPROF_THREAD_RT) && sl == RTPROF__AWAKE &&
-	    ask(lk, th, deadline)) {
+	    can_ask(th) && answered(th, ask(lk, th, deadline))) {
 		int trunc = 0, nn = rtprof__unwind(unw, req, th->stack_lo,
 		    th->stack_hi, ips, sps, RTPROF__MAX_NATIVE, &trunc);
 

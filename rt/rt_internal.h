@@ -147,6 +147,8 @@ struct rtprof__thread {
 	uint32_t s_gen;                 /* session the fields below are for */
 	int s_has_stack;                /* a SAMPLE was written for it */
 	uint64_t s_cpu_last;            /* CPU ns at its previous sample */
+	uint32_t s_misses;              /* signals not answered in a row */
+	uint32_t s_skip;                /* ticks left before asking again */
 
 	/* Chunk exchange. Producer and consumer indexes live inside ck_ring
 	 * (its own padding); the buffers follow. */

@@ -638,9 +638,21 @@ rtprof_counter_declare(const char *name, const char *category,
  * rtprof_session_start - start recording into the file descriptor in
  * @settings (the caller keeps it open until stop returns). Threads already
  * registered start recording at their next event.
+ *
+ * Sampling (unless sample_interval_us is RTPROF_SAMPLING_OFF): a sampler
+ * thread samples every registered thread each interval. Real-time threads
+ * (RTPROF_THREAD_RT) and threads that declared themselves asleep
+ * (rtprof_thread_sleep) are never interrupted. Other threads that ran since
+ * their previous sample receive SIGPROF (rtprof installs a handler; a
+ * SIGPROF it did not send goes to the handler it replaced): a call they are
+ * blocked in may then return EINTR (poll, nanosleep, usleep...; read and
+ * write restart), as with any signal-based profiler. A thread that blocks
+ * SIGPROF is sampled without native frames.
+ *
  * Context: any thread; may block and allocate.
- * Return: 0, -EBUSY (a session is running), -EINVAL (bad settings or fd),
- * -ENOMEM, -EAGAIN (could not start the writer thread).
+ * Return: 0, -EBUSY (a session is running), -EINVAL (bad settings or fd;
+ * sample_interval_us outside 100..1000000), -ENOMEM, -EAGAIN (could not
+ * start the writer or sampler thread, or install the SIGPROF handler).
  */
 RTPROF_API int rtprof_session_start(const struct rtprof_settings *settings);
 

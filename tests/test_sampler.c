@@ -18,6 +18,9 @@
  *  - "rt": a real-time thread (RTPROF_THREAD_RT) busy under label
  *    "rt-stage". Checks: 0 signals delivered to it, label-only samples
  *    carrying its label.
+ *  - "masked": busy with SIGPROF blocked, never answers. Checks: all its
+ *    samples are flagged without native frames, and the ticks keep their
+ *    rate (the sampler backs off instead of waiting every tick).
  *  - 100 "idle" threads asleep the whole time. Checks: no signal to them
  *    (declared asleep), only SAME records after their first sample (the
  *    O(1) path: no signal, no unwind, no buffer search); the tick count
@@ -29,6 +32,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +214,26 @@ rt_main(void *arg)
 	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&st), 0);
 	rt_signals = st.signals;
 	rt_samples = st.samples;
+	return NULL;
+}
+
+/* Busy with SIGPROF blocked: never answers; must not slow the ticks. */
+static pid_t tid_masked;
+
+static void *
+masked_main(void *arg)
+{
+	sigset_t set;
+
+	(void)arg;
+	sigemptyset(&set);
+	sigaddset(&set, SIGPROF);
+	RTPROF_CHECK_EQ(pthread_sigmask(SIG_BLOCK, &set, NULL), 0);
+	RTPROF_CHECK_EQ(rtprof_thread_register("masked", 0), 0);
+	tid_masked = gettid_();
+	atomic_fetch_add(&ready, 1);
+	while (!atomic_load(&stop_flag))
+		sink = spin(1);
 	return NULL;
 }
 
@@ -520,6 +544,23 @@ check_rt(const struct tsamples *ts)
 }
 
 static void
+check_masked(const struct tsamples *ts)
+{
+	size_t nonative = 0, full = 0;
+
+	for (size_t k = 0; k < ts->n; k++) {
+		if (ts->v[k].kind != RTPROF_REC_SAMPLE)
+			continue;
+		full++;
+		nonative += (ts->v[k].flags & RTPROF_SAMPLE_NO_NATIVE) != 0;
+	}
+	fprintf(stderr, "masked: %zu samples, %zu full, %zu without native"
+	    " frames\n", ts->n, full, nonative);
+	RTPROF_CHECK_GT(ts->n, RUN_MS / 4);
+	RTPROF_CHECK_EQ(nonative, full);
+}
+
+static void
 check_idle(void)
 {
 	size_t threads = 0, same = 0, total = 0;
@@ -588,7 +629,7 @@ main(int argc, char **argv)
 {
 	char path[] = "/tmp/rtprof-sampler-XXXXXX";
 	struct rtprof_settings set;
-	pthread_t tc, ts, tr, ti[NIDLE];
+	pthread_t tc, ts, tr, tm, ti[NIDLE];
 	struct rtprof_dump_cb cb = {
 		.on_header = on_header, .on_modules = on_modules,
 		.on_thread = on_thread, .on_string = on_string,
@@ -609,7 +650,8 @@ main(int argc, char **argv)
 	RTPROF_CHECK_EQ(pthread_create(&tc, NULL, chain_main, NULL), 0);
 	RTPROF_CHECK_EQ(pthread_create(&ts, NULL, sleepy_main, NULL), 0);
 	RTPROF_CHECK_EQ(pthread_create(&tr, NULL, rt_main, NULL), 0);
-	while (atomic_load(&ready) < NIDLE + 3)
+	RTPROF_CHECK_EQ(pthread_create(&tm, NULL, masked_main, NULL), 0);
+	while (atomic_load(&ready) < NIDLE + 4)
 		usleep(1000);
 
 	memset(&set, 0, sizeof(set));
@@ -636,6 +678,7 @@ main(int argc, char **argv)
 	RTPROF_CHECK_EQ(pthread_join(tc, NULL), 0);
 	RTPROF_CHECK_EQ(pthread_join(ts, NULL), 0);
 	RTPROF_CHECK_EQ(pthread_join(tr, NULL), 0);
+	RTPROF_CHECK_EQ(pthread_join(tm, NULL), 0);
 	for (int i = 0; i < NIDLE; i++)
 		RTPROF_CHECK_EQ(pthread_join(ti[i], NULL), 0);
 
@@ -654,6 +697,8 @@ main(int argc, char **argv)
 			check_sleepy(&D.th[i], sleepy_signals);
 		else if (D.th[i].tid == tid_rt)
 			check_rt(&D.th[i]);
+		else if (D.th[i].tid == tid_masked)
+			check_masked(&D.th[i]);
 	}
 	check_idle();
 	rtprof_symbolizer_free(D.sym);
