@@ -1780,6 +1780,9 @@ sess_interval(const struct gsess *g)
 {
 	double interval = (double)g->sample_interval_us / 1000.0;
 
+	/* 0xFFFFFFFF: recorded without the sampler (RTPROF_SAMPLING_OFF). */
+	if (g->sample_interval_us >= 0xFFFFFFFFu)
+		return 1.0;
 	return interval > 0.0 ? interval : 1.0;
 }
 

@@ -32,8 +32,10 @@
  * control thread with the lock held).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -240,10 +242,36 @@ merge(const uint64_t *ips, const uint64_t *sps, int n, const char *const *lab,
 	return k;
 }
 
+/* Does thread @tid block SIGPROF? (/proc/self/task/TID/status, SigBlk) */
+static int
+blocks_signal(pid_t tid)
+{
+	char path[64], buf[2048];
+	unsigned long long mask = 0;
+	ssize_t n;
+	int fd;
+	const char *p;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, "SigBlk:");
+	if (p == NULL || sscanf(p + 7, "%llx", &mask) != 1)
+		return 0;
+	return (mask >> (RTPROF__SAMPLE_SIGNAL - 1)) & 1;
+}
+
 /*
- * A thread that does not answer (it blocks SIGPROF, or another handler
- * replaced rtprof's) would cost every tick the full wait: after each miss
- * in a row it is skipped for twice as many ticks, up to 1024.
+ * A thread that blocks SIGPROF would cost every tick the full wait: after
+ * each miss in a row it is skipped for twice as many ticks, up to 1024. A
+ * thread that was only slow to get a CPU (its handler runs when it is
+ * scheduled) is asked again at the next tick.
  * Context: sampler thread, lock held.
  */
 static int
@@ -260,7 +288,7 @@ answered(struct rtprof__thread *th, int ok)
 {
 	if (ok) {
 		th->s_misses = 0;
-	} else {
+	} else if (blocks_signal(th->tid)) {
 		if (th->s_misses < 10)
 			th->s_misses++;
 		th->s_skip = 1u << th->s_misses;
