@@ -5,14 +5,18 @@
  * needs (header, modules, thread, schema, counter and string descriptors,
  * markers, sleep/wake events, counter values, pauses) into one struct
  * gsess per session that has a HEADER; damage reports and statistics stay
- * with the dump (struct rtprof_gecko). Writing: a small streaming JSON
- * writer (hand-rolled number formatting, first error latched) emits each
- * session as a process object: libs, counters, pausedRanges, the gathering
- * log and one thread object per thread, each with its own de-duplicated
- * string, frame and stack tables. The first session written is the top
+ * with the dump (struct rtprof_gecko). The sampler's SAMPLE/SAME records go
+ * to the sampled thread as compact samples (time, CPU delta, node of the
+ * thread's raw stack tree: frames as recorded, de-duplicated by prefix);
+ * OVERHEAD records stay on the sampler thread. Writing: a small streaming
+ * JSON writer (hand-rolled number formatting, first error latched) emits
+ * each session as a process object: libs, counters, pausedRanges, one
+ * thread object per thread, each with its own de-duplicated string, frame
+ * and stack tables (a raw stack tree is symbolized and folded into them
+ * then), and the gathering log. The first session written is the top
  * level: its "processes" array stays open for the others, and its meta
  * (captured in memory) is written last, with a profiling range covering
- * every process.
+ * every process, and presymbolicated / sampleUnits for all of them.
  *
  * Times: every time in a process is ms relative to its own meta.startTime
  * (its session's start wall clock), computed by gecko_ms() only; the
@@ -31,6 +35,7 @@
 #include <string.h>
 
 #include "gecko.h"
+#include "symbolize.h"
 
 #define GECKO_VERSION 36
 #define GECKO_MAX_CATEGORIES 256
@@ -38,6 +43,8 @@
 #define GECKO_MAX_EVENTS 64        /* EVENT frames kept for the log */
 #define GECKO_PAIR_SEARCH 256      /* open begins searched for an end */
 #define GECKO_SELF_MEMORY_NAME "rtprof memory"
+#define GECKO_PROCESS_MEMORY_NAME "Process memory"
+#define GECKO_OVERHEAD_SCHEMA "ProfilerOverhead"
 
 /* ------------------------------------------------------------------ */
 /* Streaming JSON writer                                                */
@@ -605,6 +612,88 @@ idmap_put(struct idmap *m, int64_t key, size_t idx)
 	return 0;
 }
 
+/*
+ * A pair of integers -> array index, open addressing: the raw stack tree
+ * (value, prefix and kind), and the de-duplication of frames (location,
+ * category) and stacks (prefix, frame) when a thread is written.
+ */
+struct pmap {
+	struct pmap_ent {
+		uint64_t a, b;
+		uint32_t idx1;          /* index + 1, 0 = empty */
+	} *e;
+	size_t n, nslot;
+};
+
+static uint64_t
+pmap_hash(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full;
+
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ h >> 32;
+}
+
+static int64_t
+pmap_get(const struct pmap *m, uint64_t a, uint64_t b)
+{
+	size_t h;
+
+	if (m->nslot == 0)
+		return -1;
+	h = (size_t)pmap_hash(a, b) & (m->nslot - 1);
+	while (m->e[h].idx1 != 0) {
+		if (m->e[h].a == a && m->e[h].b == b)
+			return (int64_t)m->e[h].idx1 - 1;
+		h = (h + 1) & (m->nslot - 1);
+	}
+	return -1;
+}
+
+/* (@a, @b) must not be in @m yet. */
+static int
+pmap_put(struct pmap *m, uint64_t a, uint64_t b, size_t idx)
+{
+	size_t h;
+
+	if (idx >= UINT32_MAX - 1)
+		return -ENOMEM;
+	if ((m->n + 1) * 2 > m->nslot) {
+		size_t ns = m->nslot != 0 ? m->nslot * 2 : 64;
+		struct pmap_ent *ne = calloc(ns, sizeof(*ne));
+
+		if (ne == NULL)
+			return -ENOMEM;
+		for (size_t i = 0; i < m->nslot; i++) {
+			if (m->e[i].idx1 == 0)
+				continue;
+			h = (size_t)pmap_hash(m->e[i].a, m->e[i].b) & (ns - 1);
+			while (ne[h].idx1 != 0)
+				h = (h + 1) & (ns - 1);
+			ne[h] = m->e[i];
+		}
+		free(m->e);
+		m->e = ne;
+		m->nslot = ns;
+	}
+	h = (size_t)pmap_hash(a, b) & (m->nslot - 1);
+	while (m->e[h].idx1 != 0)
+		h = (h + 1) & (m->nslot - 1);
+	m->e[h].a = a;
+	m->e[h].b = b;
+	m->e[h].idx1 = (uint32_t)(idx + 1);
+	m->n++;
+	return 0;
+}
+
+static void
+pmap_free(struct pmap *m)
+{
+	free(m->e);
+	memset(m, 0, sizeof(*m));
+}
+
 /* ------------------------------------------------------------------ */
 /* Converter state                                                      */
 
@@ -620,10 +709,64 @@ struct gmark {
 	struct rtprof_val *vals;        /* typed fields; copied strings owned */
 };
 
+/* A placeholder sample: a sleep/wake change of a thread not sampled. */
 struct gsample {
 	uint64_t t;
 	uint32_t seq;
 	bool idle;
+};
+
+/*
+ * A sampler sample (SAMPLE or SAME record) of a thread: kept compact, the
+ * stack is a node of the thread's raw stack tree.
+ */
+struct gsmp {
+	uint64_t t;
+	uint64_t cpu_ns;
+	uint32_t stack;                 /* index into gthread.rs */
+	uint32_t seq;                   /* arrival order, for a stable sort */
+};
+
+/*
+ * Kinds of raw stack nodes. A native frame is a return address (looked
+ * up at address - 1) or the interrupted instruction (the last native
+ * frame of a SAMPLE); a text frame is one of raw_texts[] (value).
+ * RAW_IDLE marks the leaf of an asleep sample (Idle category).
+ */
+enum {
+	RAW_LABEL = 0,
+	RAW_RET = 1,
+	RAW_PC = 2,
+	RAW_TEXT = 3,
+	RAW_KIND_MASK = 3,
+	RAW_IDLE = 4,
+};
+
+enum {
+	TEXT_UNKNOWN_STACK,             /* SAME without a previous SAMPLE */
+	TEXT_NO_LABEL,                  /* label-only sample without labels */
+	TEXT_NO_STACK,                  /* no frame at all */
+};
+
+static const char *const raw_texts[] = {
+	"(unknown stack)", "(no label)", "(no stack)",
+};
+
+/*
+ * A node of a thread's raw stack tree: one frame as recorded, below its
+ * prefix node (nodes are created parents first). Symbolized and turned
+ * into the Gecko frame and stack tables when the thread is written.
+ */
+struct grawstack {
+	uint64_t value;                 /* address, STRREF or TEXT_* */
+	uint32_t prefix1;               /* prefix node + 1, 0 = root */
+	uint8_t kind;                   /* RAW_* */
+};
+
+/* An OVERHEAD record of the sampler thread: a profiler-overhead marker. */
+struct govh {
+	uint64_t t0, t1;
+	uint64_t v[4];                  /* lock, threads, counters ns; n */
 };
 
 struct gthread {
@@ -641,8 +784,16 @@ struct gthread {
 	size_t nm, mcap;
 	size_t *open;                   /* indexes of unmatched begins */
 	size_t nopen, opencap;
-	struct gsample *s;
+	struct gsample *s;              /* placeholder samples */
 	size_t ns, scap;
+	struct gsmp *smp;               /* sampler samples of this thread */
+	size_t nsmp, smpcap;
+	struct grawstack *rs;           /* raw stack tree */
+	size_t nrs, rscap;
+	struct pmap rs_idx;             /* (value, prefix1 << 8 | kind) */
+	uint32_t last_stack1;           /* last SAMPLE's leaf + 1, 0: none */
+	struct govh *ovh;               /* OVERHEAD records (sampler) */
+	size_t novh, ovhcap;
 	uint64_t recs;                  /* records decoded */
 	uint64_t dropped_full, dropped_nested;
 	bool in_trailer;
@@ -733,7 +884,12 @@ struct gsess {
 	uint32_t ndump_cat;
 	struct gecko_cat cat[GECKO_MAX_CATEGORIES];
 	uint32_t ncat;
-	uint32_t cat_default, cat_idle, cat_profiler;
+	uint32_t cat_default, cat_idle, cat_profiler, cat_user;
+
+	/* Sampler records. */
+	uint64_t nsamples, nsame, nsame_unknown, ntruncated, nno_native;
+	bool has_native;                /* a native frame was recorded */
+	uint64_t ovh_ticks, ovh_sum[4], ovh_max;
 
 	/* TRAILER */
 	bool have_trailer;
@@ -765,6 +921,11 @@ struct gsess {
 	uint64_t recs_by_kind[RTPROF_REC_KIND_MAX + 1];
 	uint64_t first_t, last_t;
 	bool have_t;
+
+	/* Symbolication, while the session is written. */
+	struct rtprof_symbolizer *sym;
+	bool sym_tried;
+	uint64_t sym_addrs, sym_resolved;
 };
 
 /* One dump: its sessions, the decoder's statistics and damage reports. */
@@ -783,6 +944,7 @@ struct rtprof_gecko {
 	struct rtprof_dump_stats stats;
 	rtprof_gecko_progress_cb progress;
 	void *progress_ctx;
+	struct rtprof_gecko_symbols symopt;     /* by reference */
 };
 
 static struct gsess *
@@ -972,6 +1134,7 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 		ndump = GECKO_MAX_CATEGORIES - 2;
 	g->ndump_cat = ndump;
 	g->cat_default = g->cat_idle = g->cat_profiler = UINT32_MAX;
+	g->cat_user = UINT32_MAX;
 	for (i = 0; i < ndump; i++) {
 		const char *n = h->category_names[i];
 
@@ -982,6 +1145,9 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 		if (n != NULL && strcmp(n, "Profiler") == 0 &&
 		    g->cat_profiler == UINT32_MAX)
 			g->cat_profiler = i;
+		if (n != NULL && strcmp(n, "User") == 0 &&
+		    g->cat_user == UINT32_MAX)
+			g->cat_user = i;
 		if (strcmp(g->cat[i].color, "grey") == 0 &&
 		    g->cat_default == UINT32_MAX)
 			g->cat_default = i;
@@ -992,6 +1158,9 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 		g->cat_idle = (uint32_t)cat_add(g, "Idle", "transparent");
 	if (g->cat_profiler == UINT32_MAX)
 		g->cat_profiler = g->cat_default;
+	/* Labels are code regions the developer named: "User". */
+	if (g->cat_user == UINT32_MAX)
+		g->cat_user = g->cat_default;
 	return g->err;
 }
 
@@ -1275,6 +1444,151 @@ vals_copy(struct gsess *g, const struct rtprof_rec_view *r)
 	return v;
 }
 
+/*
+ * The raw stack node (@prefix1, @value, @kind) of @th, created if new.
+ * Return: its index, or -1 (out of memory, latched).
+ */
+static int64_t
+raw_node(struct gsess *g, struct gthread *th, uint32_t prefix1,
+    uint64_t value, uint8_t kind)
+{
+	uint64_t b = (uint64_t)prefix1 << 8 | kind;
+	int64_t i = pmap_get(&th->rs_idx, value, b);
+	struct grawstack n = { .value = value, .prefix1 = prefix1,
+	    .kind = kind };
+
+	if (i >= 0)
+		return i;
+	if (VEC_PUSH(g, th->rs, th->nrs, th->rscap, n) != 0)
+		return -1;
+	if (pmap_put(&th->rs_idx, value, b, th->nrs - 1) != 0) {
+		th->nrs--;
+		gecko_fail(g, -ENOMEM);
+		return -1;
+	}
+	return (int64_t)th->nrs - 1;
+}
+
+/* The node like @node with the Idle mark set or cleared (the leaf). */
+static int64_t
+raw_idle(struct gsess *g, struct gthread *th, uint32_t node, bool idle)
+{
+	const struct grawstack *n = &th->rs[node];
+
+	if (((n->kind & RAW_IDLE) != 0) == idle)
+		return node;
+	return raw_node(g, th, n->prefix1, n->value,
+	    (uint8_t)((n->kind & RAW_KIND_MASK) | (idle ? RAW_IDLE : 0)));
+}
+
+static int
+smp_add(struct gsess *g, struct gthread *th, uint64_t t, uint64_t cpu_ns,
+    int64_t node)
+{
+	struct gsmp s = { .t = t, .cpu_ns = cpu_ns, .stack = (uint32_t)node };
+
+	if (node < 0)
+		return g->err;
+	s.seq = g->seq++;
+	if (!th->has_first || t < th->first_ticks) {
+		th->first_ticks = t;
+		th->has_first = true;
+	}
+	return VEC_PUSH(g, th->smp, th->nsmp, th->smpcap, s);
+}
+
+/*
+ * SAMPLE: the frames (outermost first) become a path of the sampled
+ * thread's raw stack tree; the last native frame is the interrupted
+ * instruction, every other one a return address; an asleep sample's leaf
+ * is marked Idle.
+ */
+static int
+on_sample(struct gsess *g, const struct rtprof_rec_view *r)
+{
+	struct gthread *th = thread_get(g, r->tid);
+	bool idle = (r->flags & RTPROF_SAMPLE_ASLEEP) != 0;
+	unsigned n = r->frames != NULL ? r->nframes : 0, last_native = n;
+	uint32_t prefix1 = 0;
+	int64_t node = -1;
+
+	if (th == NULL)
+		return g->err;
+	g->nsamples++;
+	if (r->flags & RTPROF_SAMPLE_TRUNCATED)
+		g->ntruncated++;
+	if (r->flags & RTPROF_SAMPLE_NO_NATIVE)
+		g->nno_native++;
+	for (unsigned i = 0; i < n; i++)
+		if (!rtprof_rec_frame_is_label(r->label_mask, i))
+			last_native = i;
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t kind;
+
+		if (rtprof_rec_frame_is_label(r->label_mask, i)) {
+			kind = RAW_LABEL;
+		} else {
+			kind = i == last_native ? RAW_PC : RAW_RET;
+			g->has_native = true;
+		}
+		if (idle && i + 1 == n)
+			kind |= RAW_IDLE;
+		node = raw_node(g, th, prefix1, r->frames[i], kind);
+		if (node < 0)
+			return g->err;
+		prefix1 = (uint32_t)node + 1;
+	}
+	if (n == 0)
+		node = raw_node(g, th, 0, r->flags & RTPROF_SAMPLE_LABELS ?
+		    TEXT_NO_LABEL : TEXT_NO_STACK,
+		    (uint8_t)(RAW_TEXT | (idle ? RAW_IDLE : 0)));
+	if (node < 0)
+		return g->err;
+	th->last_stack1 = (uint32_t)node + 1;
+	return smp_add(g, th, r->t0, r->cpu_ns, node);
+}
+
+/* SAME: the previous SAMPLE's stack of that thread, in O(1). */
+static int
+on_same(struct gsess *g, const struct rtprof_rec_view *r)
+{
+	struct gthread *th = thread_get(g, r->tid);
+	bool idle = (r->flags & RTPROF_SAMPLE_ASLEEP) != 0;
+	int64_t node;
+
+	if (th == NULL)
+		return g->err;
+	g->nsame++;
+	if (th->last_stack1 != 0) {
+		node = raw_idle(g, th, th->last_stack1 - 1, idle);
+	} else {
+		/* Its SAMPLE was lost (or recycled in flight mode). */
+		g->nsame_unknown++;
+		node = raw_node(g, th, 0, TEXT_UNKNOWN_STACK,
+		    (uint8_t)(RAW_TEXT | (idle ? RAW_IDLE : 0)));
+	}
+	return smp_add(g, th, r->t0, r->cpu_ns, node);
+}
+
+/* OVERHEAD: a marker on the sampler thread, and the session's totals. */
+static int
+on_overhead(struct gsess *g, struct gthread *th,
+    const struct rtprof_rec_view *r)
+{
+	struct govh o = { .t0 = r->t0, .t1 = r->t1 >= r->t0 ? r->t1 : r->t0 };
+	uint64_t total;
+
+	memcpy(o.v, r->overhead, sizeof(o.v));
+	total = o.v[0] + o.v[1] + o.v[2];
+	g->ovh_ticks++;
+	for (int i = 0; i < 4; i++)
+		g->ovh_sum[i] += o.v[i];
+	if (total > g->ovh_max)
+		g->ovh_max = total;
+	note_time(g, o.t1);
+	return VEC_PUSH(g, th->ovh, th->novh, th->ovhcap, o);
+}
+
 static int
 on_record(void *ctx, const struct rtprof_dump_data *d,
     const struct rtprof_rec_view *r)
@@ -1339,6 +1653,13 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
 		return sample_add(g, th, r->t0, true);
 	case RTPROF_REC_WAKE:
 		return sample_add(g, th, r->t0, false);
+	/* Sampler records: @th (the sampler) may move in thread_get(). */
+	case RTPROF_REC_SAMPLE:
+		return on_sample(g, r);
+	case RTPROF_REC_SAME:
+		return on_same(g, r);
+	case RTPROF_REC_OVERHEAD:
+		return on_overhead(g, th, r);
 	default:
 		return 0;
 	}
@@ -1483,6 +1804,16 @@ rtprof_gecko_free(struct rtprof_gecko *g)
 }
 
 void
+rtprof_gecko_set_symbols(struct rtprof_gecko *g,
+    const struct rtprof_gecko_symbols *opt)
+{
+	if (opt != NULL)
+		g->symopt = *opt;
+	else
+		memset(&g->symopt, 0, sizeof(g->symopt));
+}
+
+void
 rtprof_gecko_set_progress(struct rtprof_gecko *g, rtprof_gecko_progress_cb cb,
     void *ctx)
 {
@@ -1517,6 +1848,10 @@ gsess_free(struct gsess *g)
 		free(th->m);
 		free(th->open);
 		free(th->s);
+		free(th->smp);
+		free(th->rs);
+		pmap_free(&th->rs_idx);
+		free(th->ovh);
 	}
 	free(g->th);
 	free(g->th_idx.e);
@@ -1554,6 +1889,7 @@ gsess_free(struct gsess *g)
 		free(g->ev[i].message);
 	}
 	free(g->ev);
+	rtprof_symbolizer_free(g->sym);
 	free(g);
 }
 
@@ -1804,9 +2140,110 @@ sess_range(const struct gsess *g, double *start, double *end)
 	*end = e + sess_interval(g);
 }
 
-/* The meta object, without the profiling range (see the writer). */
+/*
+ * Are the session's frame locations final? Not when native frames were
+ * recorded and symbolication is off: the front-end may then symbolicate
+ * the hex addresses through libs.
+ */
+static bool
+sess_presymbolicated(const struct gsess *g)
+{
+	return !(g->has_native && g->file->symopt.disabled);
+}
+
+/* Does the session hold sampler samples (threadCPUDelta columns)? */
+static bool
+sess_sampled(const struct gsess *g)
+{
+	return g->nsamples + g->nsame != 0;
+}
+
+/* The sample units of threadCPUDelta (cpu_ns of SAMPLE/SAME records). */
 static void
-write_meta(struct gsess *g, struct json *j)
+write_sample_units(struct json *j)
+{
+	json_key(j, "sampleUnits");
+	json_obj(j);
+	json_key(j, "time");
+	json_str(j, "ms");
+	json_key(j, "eventDelay");
+	json_str(j, "ms");
+	json_key(j, "threadCPUDelta");
+	json_str(j, "ns");
+	json_obj_end(j);
+}
+
+/* The schema of the sampler's OVERHEAD markers (one per tick). */
+static void
+write_overhead_schema(struct json *j)
+{
+	static const char *const f[][3] = {
+		{ "total", "Total", "nanoseconds" },
+		{ "lock", "Lock", "nanoseconds" },
+		{ "threads", "Sampling threads", "nanoseconds" },
+		{ "counters", "Sampling counters", "nanoseconds" },
+		{ "nthreads", "Threads sampled", "integer" },
+	};
+
+	json_obj(j);
+	json_key(j, "name");
+	json_str(j, GECKO_OVERHEAD_SCHEMA);
+	json_key(j, "display");
+	json_arr(j);
+	json_str(j, "marker-chart");
+	json_str(j, "marker-table");
+	json_arr_end(j);
+	json_key(j, "tooltipLabel");
+	json_str(j, "Sampler tick: {marker.data.total} for "
+	    "{marker.data.nthreads} threads");
+	json_key(j, "tableLabel");
+	json_str(j, "{marker.data.total}: lock {marker.data.lock}, threads "
+	    "{marker.data.threads}, counters {marker.data.counters}");
+	json_key(j, "chartLabel");
+	json_str(j, "{marker.data.total}");
+	json_key(j, "data");
+	json_arr(j);
+	for (size_t i = 0; i < sizeof(f) / sizeof(*f); i++) {
+		json_obj(j);
+		json_key(j, "key");
+		json_str(j, f[i][0]);
+		json_key(j, "label");
+		json_str(j, f[i][1]);
+		json_key(j, "format");
+		json_str(j, f[i][2]);
+		json_obj_end(j);
+	}
+	json_obj(j);
+	json_key(j, "label");
+	json_str(j, "Description");
+	json_key(j, "value");
+	json_str(j, "Time the rtprof sampler spent in one tick (its own "
+	    "thread's CPU, not the sampled threads')");
+	json_obj_end(j);
+	json_arr_end(j);
+	/* A track of its own: the cost of each tick, as bars. */
+	json_key(j, "graphs");
+	json_arr(j);
+	json_obj(j);
+	json_key(j, "key");
+	json_str(j, "total");
+	json_key(j, "type");
+	json_str(j, "bar");
+	json_key(j, "color");
+	json_str(j, "purple");
+	json_obj_end(j);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+/*
+ * The meta object, without the profiling range (see the writer). @top:
+ * presymbolicated and sampleUnits depend on every process of the profile
+ * and are written by rtprof_gecko_writer_finish(); the front-end reads
+ * them from the top-level meta only.
+ */
+static void
+write_meta(struct gsess *g, struct json *j, bool top)
 {
 	double interval = sess_interval(g);
 	struct strtab seen;
@@ -1843,9 +2280,10 @@ write_meta(struct gsess *g, struct json *j)
 	json_u64(j, 0);
 	json_key(j, "debug");
 	json_u64(j, 0);
-	json_key(j, "presymbolicated");
-	json_bool(j, true);
-	/* sampleUnits: only with threadCPUDelta, which needs the sampler. */
+	if (!top) {
+		json_key(j, "presymbolicated");
+		json_bool(j, sess_presymbolicated(g));
+	}
 	json_key(j, "categories");
 	json_arr(j);
 	for (uint32_t i = 0; i < g->ncat; i++) {
@@ -1909,6 +2347,7 @@ write_meta(struct gsess *g, struct json *j)
 	json_obj_end(j);
 	json_arr_end(j);
 	json_obj_end(j);
+	write_overhead_schema(j);
 	json_arr_end(j);
 	json_obj_end(j);
 }
@@ -2041,7 +2480,8 @@ write_counters(struct gsess *g, struct json *j)
 	for (size_t i = 0; i < g->nctr; i++) {
 		struct gcounter *c = &g->ctr[i];
 		bool self = c->id == RTPROF_COUNTER_SELF_MEMORY;
-		const char *cat = self ? "Memory" :
+		bool rss = c->id == RTPROF_COUNTER_PROCESS_MEMORY;
+		const char *cat = self || rss ? "Memory" :
 		    c->category != NULL && c->category[0] != '\0' ?
 		    c->category : "Other";
 		bool memory = strcmp(cat, "Memory") == 0;
@@ -2058,17 +2498,20 @@ write_counters(struct gsess *g, struct json *j)
 		qsort(c->s, c->ns, sizeof(*c->s), cval_cmp);
 		if (self)
 			snprintf(name, sizeof(name), GECKO_SELF_MEMORY_NAME);
+		else if (rss)
+			snprintf(name, sizeof(name), GECKO_PROCESS_MEMORY_NAME);
 		else if (c->name == NULL)
 			snprintf(name, sizeof(name), "counter %" PRIu32, c->id);
 		json_obj(j);
 		json_key(j, "name");
-		json_str(j, self || c->name == NULL ? name : c->name);
+		json_str(j, self || rss || c->name == NULL ? name : c->name);
 		json_key(j, "category");
 		json_str(j, cat);
 		json_key(j, "description");
 		json_str(j, self ? "rtprof's own memory: chunks, thread "
-		    "records, descriptors" : c->description != NULL ?
-		    c->description : "");
+		    "records, descriptors" : rss ? "the process's resident "
+		    "memory (/proc/self/statm), read by the sampler" :
+		    c->description != NULL ? c->description : "");
 		json_key(j, "samples");
 		json_obj(j);
 		json_key(j, "schema");
@@ -2129,6 +2572,79 @@ write_paused_ranges(struct gsess *g, struct json *j)
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+}
+
+static void
+log_sym_problem(void *arg, const char *line)
+{
+	json_str(arg, line);
+}
+
+/* The sampler's records: samples and the profiler's own cost. */
+static void
+write_sampler_log(struct gsess *g, struct json *j)
+{
+	const struct rtprof_gecko_symbols *so = &g->file->symopt;
+
+	json_key(j, "sampler");
+	json_obj(j);
+	json_key(j, "samples");
+	json_u64(j, g->nsamples);
+	json_key(j, "sameStack");
+	json_u64(j, g->nsame);
+	json_key(j, "sameStackUnknown");
+	json_u64(j, g->nsame_unknown);
+	json_key(j, "truncated");
+	json_u64(j, g->ntruncated);
+	json_key(j, "noNativeFrames");
+	json_u64(j, g->nno_native);
+	json_obj_end(j);
+	if (g->ovh_ticks != 0) {
+		uint64_t total = g->ovh_sum[0] + g->ovh_sum[1] + g->ovh_sum[2];
+
+		json_key(j, "samplerOverhead");
+		json_obj(j);
+		json_key(j, "ticks");
+		json_u64(j, g->ovh_ticks);
+		json_key(j, "totalNs");
+		json_u64(j, total);
+		json_key(j, "meanNsPerTick");
+		json_f64(j, (double)total / (double)g->ovh_ticks);
+		json_key(j, "maxNsPerTick");
+		json_u64(j, g->ovh_max);
+		json_key(j, "lockNs");
+		json_u64(j, g->ovh_sum[0]);
+		json_key(j, "threadsNs");
+		json_u64(j, g->ovh_sum[1]);
+		json_key(j, "countersNs");
+		json_u64(j, g->ovh_sum[2]);
+		json_key(j, "meanThreadsPerTick");
+		json_f64(j, (double)g->ovh_sum[3] / (double)g->ovh_ticks);
+		json_obj_end(j);
+	}
+	json_key(j, "symbolication");
+	json_obj(j);
+	json_key(j, "ran");
+	json_bool(j, g->sym != NULL);
+	if (so->disabled) {
+		json_key(j, "disabled");
+		json_bool(j, true);
+	}
+	if (so->sysroot != NULL) {
+		json_key(j, "sysroot");
+		json_str(j, so->sysroot);
+	}
+	json_key(j, "addresses");
+	json_u64(j, g->sym_addrs);
+	json_key(j, "resolved");
+	json_u64(j, g->sym_resolved);
+	if (g->sym != NULL) {
+		json_key(j, "moduleProblems");
+		json_arr(j);
+		rtprof_symbolizer_problems(g->sym, log_sym_problem, j);
+		json_arr_end(j);
+	}
+	json_obj_end(j);
 }
 
 static void
@@ -2237,6 +2753,10 @@ write_gathering_log(struct gsess *g, struct json *j)
 		json_u64(j, th->dropped_full);
 		json_key(j, "droppedNested");
 		json_u64(j, th->dropped_nested);
+		if (th->nsmp != 0) {
+			json_key(j, "samples");
+			json_u64(j, th->nsmp);
+		}
 		if (th->in_trailer) {
 			json_key(j, "recorded");
 			json_u64(j, th->tr_recorded);
@@ -2278,6 +2798,7 @@ write_gathering_log(struct gsess *g, struct json *j)
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+	write_sampler_log(g, j);
 	json_obj_end(j);
 }
 
@@ -2482,6 +3003,494 @@ write_sample(struct gsess *g, struct json *j, struct tout *to, double t,
 	json_arr_end(j);
 }
 
+static const char *const stack_cols[] = { "prefix", "frame" };
+static const char *const frame_cols[] = { "location", "relevantForJS",
+    "innerWindowID", "implementation", "line", "column", "category",
+    "subcategory" };
+
+/*
+ * Placeholder samples, for a thread the sampler never sampled (none ran,
+ * or a thread it does not see): one at registration and one at each
+ * SLEEP (Idle frame) and WAKE (awake frame), so that no thread is
+ * sample-less. Each stack is a single root frame named after the thread.
+ */
+static void
+write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
+    struct tout *to, const char *tname, double reg)
+{
+	static const char *const sample_cols[] = { "stack", "time",
+	    "eventDelay" };
+	double first;
+	int64_t loc;
+	size_t k;
+
+	loc = intern(g, to, tname, strlen(tname));
+	to->frame_awake = to->frame_idle = -1;
+	to->stack_awake = to->stack_idle = -1;
+	json_key(j, "samples");
+	json_obj(j);
+	write_table_schema(j, sample_cols, 3);
+	json_key(j, "data");
+	json_arr(j);
+	first = reg > 0.0 ? reg : 0.0;
+	to->stack_awake = 0;
+	to->frame_awake = 0;
+	to->nstacks = to->nframes = 1;
+	/*
+	 * The state changes, in time order, starting awake at registration.
+	 * With a time window, the state in effect at its start becomes a
+	 * sample at its start; changes outside it are dropped.
+	 */
+	{
+		bool idle = false, have_pre = false, pre_idle = false;
+		size_t emitted = 0;
+		double last = first;
+
+		if (th != NULL && th->ns > 1)
+			qsort(th->s, th->ns, sizeof(*th->s), sample_cmp);
+		for (k = 0; th == NULL || k <= th->ns; k++) {
+			double t;
+			bool st;
+
+			if (k == 0) {
+				t = first;
+				st = false;
+			} else {
+				if (th->s[k - 1].idle == idle)
+					continue;       /* no change of state */
+				t = gecko_ms(g, th->s[k - 1].t);
+				st = th->s[k - 1].idle;
+			}
+			idle = st;
+			if (t < last)
+				t = last;
+			last = t;
+			if (t < g->win_a) {
+				have_pre = true;
+				pre_idle = st;
+			} else if (t <= g->win_b) {
+				if (have_pre) {
+					write_sample(g, j, to, g->win_a,
+					    pre_idle);
+					emitted++;
+					have_pre = false;
+				}
+				write_sample(g, j, to, t, st);
+				emitted++;
+			}
+			if (th == NULL)
+				break;
+		}
+		if (have_pre && g->win_a <= g->win_b) {
+			write_sample(g, j, to, g->win_a, pre_idle);
+			emitted++;
+		}
+		if (emitted == 0)       /* every thread keeps one sample */
+			write_sample(g, j, to, isfinite(g->win_a) ?
+			    g->win_a : first, false);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+
+	json_key(j, "stackTable");
+	json_obj(j);
+	write_table_schema(j, stack_cols, 2);
+	json_key(j, "data");
+	json_arr(j);
+	json_arr(j);
+	json_null(j);
+	json_i64(j, to->frame_awake);
+	json_arr_end(j);
+	if (to->stack_idle >= 0) {
+		json_arr(j);
+		json_null(j);
+		json_i64(j, to->frame_idle);
+		json_arr_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+
+	json_key(j, "frameTable");
+	json_obj(j);
+	write_table_schema(j, frame_cols, 8);
+	json_key(j, "data");
+	json_arr(j);
+	for (int f = 0; f < 2; f++) {
+		if (f == 1 && to->frame_idle < 0)
+			break;
+		json_arr(j);
+		json_i64(j, loc);
+		json_bool(j, false);
+		json_null(j);
+		json_null(j);
+		json_null(j);
+		json_null(j);
+		json_u64(j, f == 0 ? g->cat_default : g->cat_idle);
+		json_u64(j, 0);
+		json_arr_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+/* The Gecko tables of a sampled thread (write_sampled). */
+struct oframe {
+	uint32_t loc;                   /* stringTable index */
+	uint32_t cat;
+	int32_t line;                   /* 0: unknown */
+};
+
+struct ostack {
+	uint32_t prefix1;               /* prefix + 1, 0: root */
+	uint32_t frame;
+};
+
+struct otables {
+	struct oframe *f;
+	size_t nf, fcap;
+	struct ostack *s;
+	size_t ns, scap;
+	struct pmap fidx;               /* (location, category) -> f[] */
+	struct pmap sidx;               /* (prefix1, frame) -> s[] */
+	struct pmap raw;                /* raw (value, kind) -> f[] */
+	uint32_t *map;                  /* raw stack node -> s[] */
+};
+
+static void
+otables_free(struct otables *o)
+{
+	free(o->f);
+	free(o->s);
+	pmap_free(&o->fidx);
+	pmap_free(&o->sidx);
+	pmap_free(&o->raw);
+	free(o->map);
+}
+
+/*
+ * The session's symbolizer, created at its first native frame with every
+ * module of its MODULES frame (in order: a module's index is its gmodule
+ * index). Return: NULL when symbolication is off or failed.
+ */
+static struct rtprof_symbolizer *
+sym_get(struct gsess *g)
+{
+	const struct rtprof_gecko_symbols *so = &g->file->symopt;
+
+	if (g->sym != NULL || g->sym_tried || so->disabled)
+		return g->sym;
+	g->sym_tried = true;
+	g->sym = rtprof_symbolizer_new(so->sysroot, so->debug_dirs,
+	    so->ndebug_dirs);
+	if (g->sym == NULL) {
+		gecko_fail(g, -ENOMEM);
+		return NULL;
+	}
+	for (size_t i = 0; i < g->nmod; i++) {
+		const struct gmodule *m = &g->mod[i];
+
+		if (rtprof_symbolizer_add_module(g->sym, m->path, m->start,
+		    m->end, m->offset, m->build_id_len != 0 ? m->build_id :
+		    NULL, m->build_id_len) < 0) {
+			gecko_fail(g, -ENOMEM);
+			break;
+		}
+	}
+	return g->sym;
+}
+
+/*
+ * The location of native frame @addr: "name (in lib)" (*@line from debug
+ * info, else 0) when symbolized, else the absolute address in hex (which
+ * the front-end can look up in libs). A return address (@ret) is looked
+ * up at @addr - 1, inside the call.
+ */
+static int64_t
+native_location(struct gsess *g, struct tout *to, uint64_t addr, bool ret,
+    int32_t *line)
+{
+	struct rtprof_symbolizer *sym = sym_get(g);
+	struct rtprof_sym r;
+	char buf[32];
+
+	*line = 0;
+	g->sym_addrs++;
+	if (sym != NULL && addr > (uint64_t)ret &&
+	    rtprof_symbolize(sym, ret ? addr - 1 : addr, &r) ==
+	    RTPROF_SYM_OK && r.name != NULL && r.module >= 0 &&
+	    (size_t)r.module < g->nmod) {
+		const char *lib = basename_of(g->mod[r.module].path);
+		size_t nn = strlen(r.name), nl = strlen(lib);
+		char *s = malloc(nn + nl + 7);
+		int64_t loc;
+
+		if (s == NULL) {
+			gecko_fail(g, -ENOMEM);
+			return 0;
+		}
+		memcpy(s, r.name, nn);
+		memcpy(s + nn, " (in ", 5);
+		memcpy(s + nn + 5, lib, nl);
+		s[nn + 5 + nl] = ')';
+		loc = intern(g, to, s, nn + nl + 6);
+		free(s);
+		g->sym_resolved++;
+		*line = r.line > 0 ? r.line : 0;
+		return loc;
+	}
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+	return intern(g, to, buf, strlen(buf));
+}
+
+/*
+ * The frameTable row of raw node @n: one row per distinct (location,
+ * category); an Idle leaf is a row of its own with the same location (the
+ * front-end takes a sample's category from its leaf frame).
+ * Return: the row, or -1 (out of memory, latched).
+ */
+static int64_t
+out_frame(struct gsess *g, struct tout *to, struct otables *o,
+    const struct grawstack *n)
+{
+	uint8_t kind = n->kind & RAW_KIND_MASK;
+	int64_t f = pmap_get(&o->raw, n->value, n->kind), loc;
+	const char *txt;
+	char buf[64];
+	int32_t line = 0;
+	uint32_t cat;
+	size_t len;
+
+	if (f >= 0)
+		return f;
+	switch (kind) {
+	case RAW_LABEL:
+		txt = string_text(g, n->value, buf, sizeof(buf), &len);
+		loc = intern(g, to, txt, len);
+		cat = g->cat_user;
+		break;
+	case RAW_TEXT:
+		txt = n->value < sizeof(raw_texts) / sizeof(*raw_texts) ?
+		    raw_texts[n->value] : "?";
+		loc = intern(g, to, txt, strlen(txt));
+		cat = g->cat_default;
+		break;
+	default:
+		loc = native_location(g, to, n->value, kind == RAW_RET, &line);
+		cat = g->cat_default;
+		break;
+	}
+	if (n->kind & RAW_IDLE)
+		cat = g->cat_idle;
+	if (g->err != 0)
+		return -1;
+	f = pmap_get(&o->fidx, (uint64_t)loc, cat);
+	if (f < 0) {
+		struct oframe of = { .loc = (uint32_t)loc, .cat = cat,
+		    .line = line };
+
+		if (VEC_PUSH(g, o->f, o->nf, o->fcap, of) != 0)
+			return -1;
+		f = (int64_t)o->nf - 1;
+		if (pmap_put(&o->fidx, (uint64_t)loc, cat, (size_t)f) != 0)
+			return gecko_fail(g, -ENOMEM), -1;
+	} else if (o->f[f].line == 0) {
+		o->f[f].line = line;
+	}
+	if (pmap_put(&o->raw, n->value, n->kind, (size_t)f) != 0)
+		return gecko_fail(g, -ENOMEM), -1;
+	return f;
+}
+
+/*
+ * Turn @th's raw stack tree into de-duplicated frame and stack tables.
+ * Raw nodes come parents first, so every stack's prefix is created (and
+ * numbered) before it.
+ */
+static int
+build_tables(struct gsess *g, struct tout *to, struct gthread *th,
+    struct otables *o)
+{
+	o->map = malloc((th->nrs != 0 ? th->nrs : 1) * sizeof(*o->map));
+	if (o->map == NULL)
+		return gecko_fail(g, -ENOMEM);
+	for (size_t i = 0; i < th->nrs; i++) {
+		const struct grawstack *n = &th->rs[i];
+		int64_t f = out_frame(g, to, o, n), s;
+		uint32_t p1;
+
+		if (f < 0)
+			return g->err;
+		p1 = n->prefix1 != 0 ? o->map[n->prefix1 - 1] + 1 : 0;
+		s = pmap_get(&o->sidx, p1, (uint64_t)f);
+		if (s < 0) {
+			struct ostack os = { .prefix1 = p1,
+			    .frame = (uint32_t)f };
+
+			if (VEC_PUSH(g, o->s, o->ns, o->scap, os) != 0)
+				return g->err;
+			s = (int64_t)o->ns - 1;
+			if (pmap_put(&o->sidx, p1, (uint64_t)f, (size_t)s) != 0)
+				return gecko_fail(g, -ENOMEM);
+		}
+		o->map[i] = (uint32_t)s;
+	}
+	return 0;
+}
+
+static int
+smp_cmp(const void *a, const void *b)
+{
+	const struct gsmp *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void
+write_smp(struct gsess *g, struct json *j, const struct otables *o,
+    const struct gsmp *s, double t, uint64_t cpu_ns)
+{
+	json_arr(j);
+	json_u64(j, o->map[s->stack]);
+	json_f64(j, t);
+	json_u64(j, 0);
+	json_u64(j, cpu_ns);
+	json_arr_end(j);
+	(void)g;
+}
+
+/*
+ * Samples, stackTable and frameTable of a thread the sampler sampled: its
+ * SAMPLE/SAME records in time order (the sampler's stream is, but a sort
+ * is cheap insurance), each with its CPU time since the previous one.
+ */
+static void
+write_sampled(struct gsess *g, struct json *j, struct gthread *th,
+    struct tout *to)
+{
+	static const char *const sample_cols[] = { "stack", "time",
+	    "eventDelay", "threadCPUDelta" };
+	struct otables o;
+	size_t k, emitted = 0, before = SIZE_MAX;
+	bool ok, sorted = true;
+
+	memset(&o, 0, sizeof(o));
+	ok = build_tables(g, to, th, &o) == 0;
+	for (k = 1; k < th->nsmp && sorted; k++)
+		sorted = smp_cmp(&th->smp[k - 1], &th->smp[k]) <= 0;
+	if (!sorted)
+		qsort(th->smp, th->nsmp, sizeof(*th->smp), smp_cmp);
+
+	json_key(j, "samples");
+	json_obj(j);
+	write_table_schema(j, sample_cols, 4);
+	json_key(j, "data");
+	json_arr(j);
+	for (k = 0; ok && k < th->nsmp; k++) {
+		double t = gecko_ms(g, th->smp[k].t);
+
+		if (t < g->win_a) {
+			before = k;
+			continue;
+		}
+		if (t > g->win_b)
+			break;
+		write_smp(g, j, &o, &th->smp[k], t, th->smp[k].cpu_ns);
+		emitted++;
+	}
+	/*
+	 * Nothing inside the time window: the stack in effect at its start
+	 * (or the first one) as its one sample, so the thread keeps a sample.
+	 */
+	if (ok && emitted == 0 && th->nsmp != 0)
+		write_smp(g, j, &o, &th->smp[before != SIZE_MAX ? before : 0],
+		    isfinite(g->win_a) ? g->win_a : g->win_b, 0);
+	json_arr_end(j);
+	json_obj_end(j);
+
+	json_key(j, "stackTable");
+	json_obj(j);
+	write_table_schema(j, stack_cols, 2);
+	json_key(j, "data");
+	json_arr(j);
+	for (k = 0; ok && k < o.ns; k++) {
+		json_arr(j);
+		if (o.s[k].prefix1 != 0)
+			json_u64(j, o.s[k].prefix1 - 1);
+		else
+			json_null(j);
+		json_u64(j, o.s[k].frame);
+		json_arr_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+
+	json_key(j, "frameTable");
+	json_obj(j);
+	write_table_schema(j, frame_cols, 8);
+	json_key(j, "data");
+	json_arr(j);
+	for (k = 0; ok && k < o.nf; k++) {
+		json_arr(j);
+		json_u64(j, o.f[k].loc);
+		json_bool(j, false);
+		json_null(j);
+		json_null(j);
+		if (o.f[k].line > 0)
+			json_i64(j, o.f[k].line);
+		else
+			json_null(j);
+		json_null(j);
+		json_u64(j, o.f[k].cat);
+		json_u64(j, 0);
+		json_arr_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+	otables_free(&o);
+}
+
+static int
+ovh_cmp(const void *a, const void *b)
+{
+	const struct govh *x = a, *y = b;
+
+	if (x->t0 != y->t0)
+		return x->t0 < y->t0 ? -1 : 1;
+	return x->t1 < y->t1 ? -1 : x->t1 > y->t1;
+}
+
+/* One sampler tick's cost: an interval marker on the sampler thread. */
+static void
+write_overhead_marker(struct gsess *g, struct json *j, struct tout *to,
+    const struct govh *o)
+{
+	static const char name[] = "Profiler overhead";
+
+	json_arr(j);
+	json_i64(j, intern(g, to, name, sizeof(name) - 1));
+	json_f64(j, gecko_ms(g, o->t0));
+	json_f64(j, gecko_ms(g, o->t1));
+	json_u64(j, 1);
+	json_u64(j, g->cat_profiler);
+	json_obj(j);
+	json_key(j, "type");
+	json_str(j, GECKO_OVERHEAD_SCHEMA);
+	json_key(j, "total");
+	json_u64(j, o->v[0] + o->v[1] + o->v[2]);
+	json_key(j, "lock");
+	json_u64(j, o->v[0]);
+	json_key(j, "threads");
+	json_u64(j, o->v[1]);
+	json_key(j, "counters");
+	json_u64(j, o->v[2]);
+	json_key(j, "nthreads");
+	json_u64(j, o->v[3]);
+	json_obj_end(j);
+	json_arr_end(j);
+}
+
 /*
  * One thread. @th NULL: the synthetic GeckoMain of a dump without a main
  * thread (no markers; one sample at the session start).
@@ -2490,19 +3499,12 @@ static void
 write_thread(struct gsess *g, struct json *j, struct gthread *th,
     bool main)
 {
-	static const char *const sample_cols[] = { "stack", "time",
-	    "eventDelay" };
-	static const char *const stack_cols[] = { "prefix", "frame" };
-	static const char *const frame_cols[] = { "location", "relevantForJS",
-	    "innerWindowID", "implementation", "line", "column", "category",
-	    "subcategory" };
 	static const char *const marker_cols[] = { "name", "startTime",
 	    "endTime", "phase", "category", "data" };
 	struct tout to;
 	char namebuf[64];
 	const char *tname;
-	double reg = 0.0, first;
-	int64_t loc;
+	double reg = 0.0;
 	size_t k;
 
 	memset(&to, 0, sizeof(to));
@@ -2541,18 +3543,36 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 		json_null(j);
 	}
 
-	/* Markers, in start-time order; the pauses go on the main thread. */
+	/*
+	 * Markers, in start-time order (the sampler's overhead markers merged
+	 * in); the pauses go on the main thread.
+	 */
 	json_key(j, "markers");
 	json_obj(j);
 	write_table_schema(j, marker_cols, 6);
 	json_key(j, "data");
 	json_arr(j);
 	if (th != NULL) {
+		size_t a = 0, b = 0;
+
 		if (th->nm > 1)
 			qsort(th->m, th->nm, sizeof(*th->m), mark_cmp);
-		for (k = 0; k < th->nm; k++)
-			if (marker_in_win(g, &th->m[k]))
-				write_marker(g, j, &to, &th->m[k]);
+		if (th->novh > 1)
+			qsort(th->ovh, th->novh, sizeof(*th->ovh), ovh_cmp);
+		while (a < th->nm || b < th->novh) {
+			if (b == th->novh || (a < th->nm &&
+			    th->m[a].t0 <= th->ovh[b].t0)) {
+				if (marker_in_win(g, &th->m[a]))
+					write_marker(g, j, &to, &th->m[a]);
+				a++;
+			} else {
+				if (overlaps_win(g, gecko_ms(g, th->ovh[b].t0),
+				    gecko_ms(g, th->ovh[b].t1)))
+					write_overhead_marker(g, j, &to,
+					    &th->ovh[b]);
+				b++;
+			}
+		}
 	}
 	if (main)
 		for (k = 0; k < g->npause; k++)
@@ -2562,120 +3582,11 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 	json_arr_end(j);
 	json_obj_end(j);
 
-	/*
-	 * PLACEHOLDER until the sampler exists (issue: sampler): every thread
-	 * gets a sample at registration and one at each SLEEP (Idle frame)
-	 * and WAKE (awake frame), so that no thread is sample-less. Each stack
-	 * is a single root frame named after the thread. The sampler's real
-	 * stacks replace this.
-	 */
-	loc = intern(g, &to, tname, strlen(tname));
-	to.frame_awake = to.frame_idle = -1;
-	to.stack_awake = to.stack_idle = -1;
-	json_key(j, "samples");
-	json_obj(j);
-	write_table_schema(j, sample_cols, 3);
-	json_key(j, "data");
-	json_arr(j);
-	first = reg > 0.0 ? reg : 0.0;
-	to.stack_awake = 0;
-	to.frame_awake = 0;
-	to.nstacks = to.nframes = 1;
-	/*
-	 * The state changes, in time order, starting awake at registration.
-	 * With a time window, the state in effect at its start becomes a
-	 * sample at its start; changes outside it are dropped.
-	 */
-	{
-		bool idle = false, have_pre = false, pre_idle = false;
-		size_t emitted = 0;
-		double last = first;
-
-		if (th != NULL && th->ns > 1)
-			qsort(th->s, th->ns, sizeof(*th->s), sample_cmp);
-		for (k = 0; th == NULL || k <= th->ns; k++) {
-			double t;
-			bool st;
-
-			if (k == 0) {
-				t = first;
-				st = false;
-			} else {
-				if (th->s[k - 1].idle == idle)
-					continue;       /* no change of state */
-				t = gecko_ms(g, th->s[k - 1].t);
-				st = th->s[k - 1].idle;
-			}
-			idle = st;
-			if (t < last)
-				t = last;
-			last = t;
-			if (t < g->win_a) {
-				have_pre = true;
-				pre_idle = st;
-			} else if (t <= g->win_b) {
-				if (have_pre) {
-					write_sample(g, j, &to, g->win_a,
-					    pre_idle);
-					emitted++;
-					have_pre = false;
-				}
-				write_sample(g, j, &to, t, st);
-				emitted++;
-			}
-			if (th == NULL)
-				break;
-		}
-		if (have_pre && g->win_a <= g->win_b) {
-			write_sample(g, j, &to, g->win_a, pre_idle);
-			emitted++;
-		}
-		if (emitted == 0)       /* every thread keeps one sample */
-			write_sample(g, j, &to, isfinite(g->win_a) ?
-			    g->win_a : first, false);
-	}
-	json_arr_end(j);
-	json_obj_end(j);
-
-	json_key(j, "stackTable");
-	json_obj(j);
-	write_table_schema(j, stack_cols, 2);
-	json_key(j, "data");
-	json_arr(j);
-	json_arr(j);
-	json_null(j);
-	json_i64(j, to.frame_awake);
-	json_arr_end(j);
-	if (to.stack_idle >= 0) {
-		json_arr(j);
-		json_null(j);
-		json_i64(j, to.frame_idle);
-		json_arr_end(j);
-	}
-	json_arr_end(j);
-	json_obj_end(j);
-
-	json_key(j, "frameTable");
-	json_obj(j);
-	write_table_schema(j, frame_cols, 8);
-	json_key(j, "data");
-	json_arr(j);
-	for (int f = 0; f < 2; f++) {
-		if (f == 1 && to.frame_idle < 0)
-			break;
-		json_arr(j);
-		json_i64(j, loc);
-		json_bool(j, false);
-		json_null(j);
-		json_null(j);
-		json_null(j);
-		json_null(j);
-		json_u64(j, f == 0 ? g->cat_default : g->cat_idle);
-		json_u64(j, 0);
-		json_arr_end(j);
-	}
-	json_arr_end(j);
-	json_obj_end(j);
+	/* Real samples where the sampler saw the thread, else placeholders. */
+	if (th != NULL && th->nsmp != 0)
+		write_sampled(g, j, th, &to);
+	else
+		write_placeholder(g, j, th, &to, tname, reg);
 
 	/* Last: every string interned above. */
 	json_key(j, "stringTable");
@@ -2744,6 +3655,8 @@ struct rtprof_gecko_writer {
 	double range_a, range_b;        /* top-level ms */
 	int64_t *pids;                  /* pids written so far */
 	size_t npids, pidcap;
+	bool sampled;                   /* a session has sampler samples */
+	bool unsymbolized;              /* a session's natives stay hex */
 };
 
 int
@@ -2819,7 +3732,6 @@ write_process_body(struct gsess *g, struct json *j)
 	json_arr_end(j);
 	write_counters(g, j);
 	write_paused_ranges(g, j);
-	write_gathering_log(g, j);
 	json_key(j, "threads");
 	json_arr(j);
 	/*
@@ -2832,6 +3744,10 @@ write_process_body(struct gsess *g, struct json *j)
 		if (&g->th[i] != main_th && thread_kept(g, &g->th[i]))
 			write_thread(g, j, &g->th[i], false);
 	json_arr_end(j);
+	/* After the threads: it tells how symbolication went. */
+	write_gathering_log(g, j);
+	rtprof_symbolizer_free(g->sym);
+	g->sym = NULL;
 }
 
 static int
@@ -2852,6 +3768,8 @@ write_session(struct rtprof_gecko_writer *w, struct gsess *g)
 	    w->flt->to_ms - delta : INFINITY;
 	if (name_process(w, g) != 0)
 		return -ENOMEM;
+	w->sampled |= sess_sampled(g);
+	w->unsymbolized |= !sess_presymbolicated(g);
 
 	sess_range(g, &a, &b);
 	a += delta;
@@ -2880,7 +3798,7 @@ write_session(struct rtprof_gecko_writer *w, struct gsess *g)
 			return -ENOMEM;
 		mj->write = membuf_write;
 		mj->ctx = &w->meta;
-		write_meta(g, mj);
+		write_meta(g, mj, true);
 		json_flush(mj);
 		if (mj->err != 0 || w->meta.n < 2) {
 			int e = mj->err != 0 ? mj->err : -ENOMEM;
@@ -2897,7 +3815,7 @@ write_session(struct rtprof_gecko_writer *w, struct gsess *g)
 	} else {
 		json_obj(j);
 		json_key(j, "meta");
-		write_meta(g, j);
+		write_meta(g, j, false);
 		json_key(j, "processes");
 		json_arr(j);
 		json_arr_end(j);
@@ -2944,6 +3862,10 @@ rtprof_gecko_writer_finish(struct rtprof_gecko_writer *w)
 		json_f64(j, w->range_a);
 		json_key(j, "profilingEndTime");
 		json_f64(j, w->range_b);
+		json_key(j, "presymbolicated");
+		json_bool(j, !w->unsymbolized);
+		if (w->sampled)
+			write_sample_units(j);
 		/* The captured meta, its opening brace replaced by a comma. */
 		json_ch(j, ',');
 		json_raw(j, w->meta.p + 1, w->meta.n - 1);
@@ -3024,10 +3946,12 @@ print_session(const struct gsess *g, FILE *out)
 
 		drop_full += th->dropped_full;
 		drop_nested += th->dropped_nested;
-		fprintf(out, "  tid %" PRId64 " \"%s\"%s%s: %" PRIu64
-		    " records", th->tid, th->name != NULL ? th->name : "",
+		fprintf(out, "  tid %" PRId64 " \"%s\"%s%s%s: %" PRIu64
+		    " records, %zu samples", th->tid,
+		    th->name != NULL ? th->name : "",
 		    th->flags & 2 ? " main" : "",
-		    th->flags & 1 ? " real-time" : "", th->recs);
+		    th->flags & 1 ? " real-time" : "",
+		    th->flags & 4 ? " sampler" : "", th->recs, th->nsmp);
 		if (g->have_header && th->has_reg)
 			fprintf(out, ", registered %.3f ms",
 			    gecko_ms(g, th->reg));
@@ -3049,6 +3973,14 @@ print_session(const struct gsess *g, FILE *out)
 	    g->ev_total);
 	fprintf(out, "dropped at the source: %" PRIu64 " (no chunk), %" PRIu64
 	    " (re-entrant)\n", drop_full, drop_nested);
+	fprintf(out, "samples: %" PRIu64 " with a stack, %" PRIu64 " same "
+	    "stack (%" PRIu64 " unknown), %" PRIu64 " truncated\n",
+	    g->nsamples, g->nsame, g->nsame_unknown, g->ntruncated);
+	if (g->ovh_ticks != 0)
+		fprintf(out, "sampler overhead: %" PRIu64 " ticks, %.0f ns "
+		    "per tick on average, %" PRIu64 " ns at most\n",
+		    g->ovh_ticks, (double)(g->ovh_sum[0] + g->ovh_sum[1] +
+		    g->ovh_sum[2]) / (double)g->ovh_ticks, g->ovh_max);
 }
 
 int

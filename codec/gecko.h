@@ -33,14 +33,29 @@
  * - BEGIN/END pairs (and typed phase 2/3 pairs of one type) become one
  *   phase-1 interval carrying the begin's payload; unmatched halves stay
  *   phase 2 or 3.
- * - Samples are a placeholder until the sampler exists: one at
- *   registration and one per sleep/wake change, each a single root frame
- *   named after the thread, in the Idle category while asleep.
+ * - Samples: the sampler thread's SAMPLE and SAME records (each naming
+ *   the sampled thread) become the sampled thread's samples, with
+ *   threadCPUDelta (ns) and per-thread de-duplicated frame and stack
+ *   tables. Labels are frames in the "User" category; native addresses
+ *   are symbolized offline (codec/symbolize.h; the last native frame of a
+ *   sample is the interrupted instruction, the others return addresses,
+ *   looked up at address - 1) into "name (in lib)" with the line in the
+ *   frame table, or stay "0x..." for the front-end to look up in libs. An
+ *   asleep sample's leaf frame is a separate frame row in the Idle
+ *   category. A SAME without a known previous SAMPLE is "(unknown
+ *   stack)". Threads the sampler never sampled keep placeholder samples:
+ *   one at registration and one per sleep/wake change, each a single root
+ *   frame named after the thread, in the Idle category while asleep.
+ * - The sampler thread is an ordinary thread; its OVERHEAD records are
+ *   "ProfilerOverhead" interval markers (with a graph track) and a total
+ *   in the gathering log. Counter 65534 is the "Process memory" track.
  * - Pauses become pausedRanges and "Paused" markers on GeckoMain.
  *
- * Memory is not yet bounded by the number of unique strings: the markers
- * and counter values of a whole dump are kept until its processes are
- * written (spilling them is still to do). Depends on codec/ only, never on
+ * Memory is not yet bounded by the number of unique strings: the markers,
+ * counter values and samples (24 bytes each, plus one raw stack node per
+ * distinct stack prefix of each thread) of a whole dump are kept until its
+ * processes are written (spilling them is still to do). Symbolication
+ * (one symbolizer per session, while it is written) keeps a bounded cache. Depends on codec/ only, never on
  * rt/ or core/.
  */
 #ifndef RTPROF_GECKO_H
@@ -105,6 +120,27 @@ void rtprof_gecko_free(struct rtprof_gecko *g);
  */
 int rtprof_gecko_read_fd(struct rtprof_gecko *g, int fd,
     struct rtprof_dump_stats *st);
+
+/*
+ * Symbolication of native frames (rtprof_gecko_set_symbols). Default:
+ * on, files looked up at their recorded paths.
+ */
+struct rtprof_gecko_symbols {
+	bool disabled;                  /* addresses stay "0x..." */
+	const char *sysroot;            /* NULL: none (symbolize.h) */
+	const char *const *debug_dirs;  /* extra debug-file roots */
+	size_t ndebug_dirs;
+};
+
+/*
+ * rtprof_gecko_set_symbols - how native frames of @g are symbolized when
+ * it is written. @opt is copied, its strings are not: they must outlive
+ * the writing of @g. NULL restores the default.
+ *
+ * Context: any thread, before rtprof_gecko_writer_add().
+ */
+void rtprof_gecko_set_symbols(struct rtprof_gecko *g,
+    const struct rtprof_gecko_symbols *opt);
 
 /* Context: any thread. @cb is called from rtprof_gecko_read_fd(). */
 void rtprof_gecko_set_progress(struct rtprof_gecko *g,

@@ -5,6 +5,8 @@
  *
  * Built twice (tests/CMakeLists.txt): with and without frame pointers, so
  * the stacks must come from DWARF unwind tables, not a frame-pointer walk.
+ * `test_sampler DUMP` keeps the dump: test_sampler_profile.sh converts it
+ * and checks the same facts in the Firefox Profiler profile.
  *
  * Threads:
  *  - "chain": chain_a -> chain_b -> chain_c, busy loops of 2, 3 and 5
@@ -653,11 +655,14 @@ main(int argc, char **argv)
 	struct rtprof_dump_stats st;
 	int fd;
 
-	(void)argc;
-	(void)argv;
-	fd = mkstemp(path);
+	if (argc > 1) {         /* keep the dump (test_sampler_profile.sh) */
+		fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	} else {
+		fd = mkstemp(path);
+		if (fd >= 0)
+			unlink(path);
+	}
 	RTPROF_CHECK(fd >= 0);
-	unlink(path);
 	RTPROF_CHECK_EQ(rtprof_thread_register("main", 0), 0);
 	for (uintptr_t i = 0; i < NIDLE; i++)
 		RTPROF_CHECK_EQ(pthread_create(&ti[i], NULL, idle_main,

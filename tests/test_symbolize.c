@@ -5,8 +5,6 @@
  * reports a missing file; finds files under --sysroot and separate debug
  * files under --debug-dir by build id; caches. Prints lookup timings.
  */
-#include <elf.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "selfmod.h"
 #include "symbolize.h"
 
 /* ---- targets (non-static, noinline; line numbers are checked) ---- */
@@ -46,90 +45,17 @@ sym_target_b(int x)
 
 /* ---- the module map, as core/procinfo.c records it ---- */
 
-struct mod {
-	char path[512];
-	uint64_t start, end, offset;
-	unsigned char build_id[64];
-	size_t build_id_len;
-};
-
-struct find {
-	uint64_t addr;
-	struct mod m;
-	int found;
-};
-
-static int
-phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct find *f = arg;
-	struct mod d;
-	uint64_t lo = UINT64_MAX, hi = 0, off = 0;
-	(void)size;
-
-	memset(&d, 0, sizeof(d));
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-			if (info->dlpi_addr + ph->p_vaddr < lo) {
-				lo = info->dlpi_addr + ph->p_vaddr;
-				off = ph->p_offset;
-			}
-			if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
-				hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-		} else if (ph->p_type == PT_NOTE) {
-			const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
-			const unsigned char *e = p + ph->p_memsz;
-
-			while (p + sizeof(ElfW(Nhdr)) <= e) {
-				const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
-				size_t nsz = (nh->n_namesz + 3) & ~3u, dsz = (nh->n_descsz + 3) & ~3u;
-				const unsigned char *desc = p + sizeof(*nh) + nsz;
-
-				if (desc + dsz > e)
-					break;
-				if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-				    memcmp(p + sizeof(*nh), "GNU", 4) == 0 &&
-				    nh->n_descsz <= sizeof(d.build_id)) {
-					memcpy(d.build_id, desc, nh->n_descsz);
-					d.build_id_len = nh->n_descsz;
-				}
-				p = desc + dsz;
-			}
-		}
-	}
-	if (hi == 0 || f->addr < lo || f->addr >= hi)
-		return 0;
-	if (info->dlpi_name == NULL || info->dlpi_name[0] == 0) {
-		ssize_t r = readlink("/proc/self/exe", d.path, sizeof(d.path) - 1);
-		if (r > 0)
-			d.path[r] = 0;
-	} else {
-		strncpy(d.path, info->dlpi_name, sizeof(d.path) - 1);
-	}
-	d.start = lo;
-	d.end = hi;
-	d.offset = off;
-	f->m = d;
-	f->found = 1;
-	return 1;
-}
-
-static struct mod
+static struct selfmod
 module_of(const void *addr)
 {
-	struct find f;
+	struct selfmod m;
 
-	memset(&f, 0, sizeof(f));
-	f.addr = (uint64_t)(uintptr_t)addr;
-	dl_iterate_phdr(phdr_cb, &f);
-	RTPROF_CHECK(f.found);
-	return f.m;
+	RTPROF_CHECK_EQ(selfmod_find(addr, &m), 0);
+	return m;
 }
 
 static int
-add(struct rtprof_symbolizer *s, const struct mod *m, const char *path)
+add(struct rtprof_symbolizer *s, const struct selfmod *m, const char *path)
 {
 	return rtprof_symbolizer_add_module(s, path ? path : m->path, m->start,
 	    m->end, m->offset, m->build_id, m->build_id_len);
@@ -196,7 +122,7 @@ int
 main(void)
 {
 	ldiv_t (*volatile libc_fn)(long, long) = ldiv;
-	struct mod self, libc;
+	struct selfmod self, libc;
 	struct rtprof_symbolizer *s;
 	struct rtprof_sym r, r2;
 	const char *path, *detail;
@@ -272,7 +198,7 @@ main(void)
 
 	/* 2. Wrong build id: rejected, nothing resolved. Missing file. */
 	{
-		struct mod bad = self;
+		struct selfmod bad = self;
 		int np = 0;
 
 		bad.build_id[0] ^= 0xff;

@@ -46,6 +46,13 @@ usage(FILE *f)
 	    "  --to MS           the same, after MS\n"
 	    "  --thread NAME     keep only threads named NAME (repeatable);\n"
 	    "                    each process's main thread is always kept\n"
+	    "  --sysroot DIR     look the recorded program's files up under DIR\n"
+	    "                    first (a target's root file system); files are\n"
+	    "                    used only when their build id matches the dump\n"
+	    "  --debug-dir DIR   also look for separate debug files under DIR\n"
+	    "                    (DIR/.build-id/xx/rest.debug; repeatable)\n"
+	    "  --no-symbols      do not symbolize native frames: they stay hex\n"
+	    "                    addresses for the front-end to look up in libs\n"
 	    "  --info            print a summary of each dump, do not convert\n"
 	    "  -q, --quiet       no message on success or for damage, no\n"
 	    "                    progress bar (shown only when stderr is a\n"
@@ -57,6 +64,9 @@ usage(FILE *f)
 	    "     profileGatheringLog and on stderr)\n"
 	    "  2  usage error, unreadable or not a dump, newer dump format,\n"
 	    "     or the output could not be written\n"
+	    "Files that could not be used for symbols (missing, build id\n"
+	    "mismatch) are listed in profileGatheringLog; they leave the exit\n"
+	    "status unchanged.\n"
 	    );
 }
 
@@ -161,7 +171,8 @@ progress_end(struct progress *p)
  * Read one dump. Return: 0 with *@gp set; 2 (error printed) otherwise.
  */
 static int
-read_dump(const char *in_path, bool show_progress, struct rtprof_gecko **gp)
+read_dump(const char *in_path, bool show_progress,
+    const struct rtprof_gecko_symbols *sym, struct rtprof_gecko **gp)
 {
 	struct rtprof_gecko *g = NULL;
 	struct rtprof_dump_stats st;
@@ -186,6 +197,7 @@ read_dump(const char *in_path, bool show_progress, struct rtprof_gecko **gp)
 			close(fd);
 		return 2;
 	}
+	rtprof_gecko_set_symbols(g, sym);
 	if (show_progress) {
 		if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
 			pr.total = (uint64_t)sb.st_size;
@@ -246,7 +258,7 @@ info(char **in, int nin, bool progress)
 	for (int i = 0; i < nin; i++) {
 		struct rtprof_gecko *g;
 
-		if (read_dump(in[i], progress, &g) != 0)
+		if (read_dump(in[i], progress, NULL, &g) != 0)
 			return 2;
 		if (rtprof_gecko_problems(g) != 0)
 			status = 1;
@@ -265,7 +277,8 @@ info(char **in, int nin, bool progress)
 /* Return: exit status. */
 static int
 convert(char **in, int nin, const char *out_path,
-    const struct rtprof_gecko_filter *flt, bool quiet, bool progress)
+    const struct rtprof_gecko_filter *flt,
+    const struct rtprof_gecko_symbols *sym, bool quiet, bool progress)
 {
 	struct rtprof_gecko_writer *w = NULL;
 	const char *oname = strcmp(out_path, "-") == 0 ? "<stdout>" : out_path;
@@ -277,7 +290,7 @@ convert(char **in, int nin, const char *out_path,
 		struct rtprof_gecko *g;
 		const char *name = strcmp(in[i], "-") == 0 ? "<stdin>" : in[i];
 
-		if (read_dump(in[i], progress, &g) != 0)
+		if (read_dump(in[i], progress, sym, &g) != 0)
 			goto fail_out;
 		if (rtprof_gecko_sessions(g) == 0) {
 			fprintf(stderr, PROG ": %s: no session header found: "
@@ -387,15 +400,19 @@ int
 main(int argc, char **argv)
 {
 	struct rtprof_gecko_filter flt;
+	struct rtprof_gecko_symbols sym;
 	const char *out = NULL;
-	char **in, **threads;
+	char **in, **threads, **debug_dirs;
+	struct stat sb;
 	bool do_info = false, quiet = false, opts_done = false, stdin_used;
 	int nin = 0, status;
 
 	memset(&flt, 0, sizeof(flt));
+	memset(&sym, 0, sizeof(sym));
 	in = calloc((size_t)argc, sizeof(*in));
 	threads = calloc((size_t)argc, sizeof(*threads));
-	if (in == NULL || threads == NULL) {
+	debug_dirs = calloc((size_t)argc, sizeof(*debug_dirs));
+	if (in == NULL || threads == NULL || debug_dirs == NULL) {
 		fprintf(stderr, PROG ": out of memory\n");
 		status = 2;
 		goto done;
@@ -404,7 +421,9 @@ main(int argc, char **argv)
 		const char *a = argv[i];
 		bool has_arg = !opts_done && (strcmp(a, "-o") == 0 ||
 		    strcmp(a, "--output") == 0 || strcmp(a, "--from") == 0 ||
-		    strcmp(a, "--to") == 0 || strcmp(a, "--thread") == 0);
+		    strcmp(a, "--to") == 0 || strcmp(a, "--thread") == 0 ||
+		    strcmp(a, "--sysroot") == 0 ||
+		    strcmp(a, "--debug-dir") == 0);
 
 		if (has_arg && i + 1 >= argc) {
 			fprintf(stderr, PROG ": %s needs an argument\n", a);
@@ -429,8 +448,25 @@ main(int argc, char **argv)
 				flt.has_from = true;
 			else
 				flt.has_to = true;
+		} else if (has_arg && (strcmp(a, "--sysroot") == 0 ||
+		    strcmp(a, "--debug-dir") == 0)) {
+			const char *dir = argv[++i];
+
+			/* A typo would silently give hex addresses. */
+			if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+				fprintf(stderr, PROG ": %s: not a directory: "
+				    "%s\n", a, dir);
+				status = 2;
+				goto done;
+			}
+			if (strcmp(a, "--sysroot") == 0)
+				sym.sysroot = dir;
+			else
+				debug_dirs[sym.ndebug_dirs++] = argv[i];
 		} else if (has_arg) {
 			threads[flt.nthreads++] = argv[++i];
+		} else if (!opts_done && strcmp(a, "--no-symbols") == 0) {
+			sym.disabled = true;
 		} else if (!opts_done && strcmp(a, "--info") == 0) {
 			do_info = true;
 		} else if (!opts_done && (strcmp(a, "-q") == 0 ||
@@ -453,6 +489,7 @@ main(int argc, char **argv)
 		}
 	}
 	flt.threads = (const char *const *)threads;
+	sym.debug_dirs = (const char *const *)debug_dirs;
 	stdin_used = false;
 	for (int i = 0; i < nin; i++) {
 		if (strcmp(in[i], "-") != 0)
@@ -477,10 +514,11 @@ main(int argc, char **argv)
 	if (do_info)
 		status = info(in, nin, !quiet && isatty(STDERR_FILENO));
 	else
-		status = convert(in, nin, out, &flt, quiet,
+		status = convert(in, nin, out, &flt, &sym, quiet,
 		    !quiet && isatty(STDERR_FILENO));
 done:
 	free(in);
 	free(threads);
+	free(debug_dirs);
 	return status;
 }

@@ -1,0 +1,268 @@
+/*
+ * gecko_samples_gen.c - deterministic dumps with sampler records for the
+ * converter's sample tests (test_gecko_samples.sh, checked by
+ * test_gecko_samples.py; keep the three in step).
+ *
+ *   gecko_samples_gen DIR
+ *
+ * Writes, with the dump generator (tests/dumpgen.h):
+ *   DIR/samples.rtprof  one session: a main thread, a worker, a real-time
+ *                       thread, a thread only seen by SAME records, a
+ *                       thread never sampled and the sampler; native
+ *                       frames are addresses of this program's own
+ *                       functions, its MODULES entry taken from its own
+ *                       program headers with its real build id;
+ *   DIR/plain.rtprof    one session without any sampler record;
+ *   DIR/sysroot.rtprof  like samples.rtprof, but the program recorded at
+ *                       a path that exists only under a sysroot;
+ *   DIR/expect.txt      "key value" lines the checker needs (the
+ *                       program's file name).
+ * Times: 1 tick = 1 ns, the session starts at tick 1000000 (0 ms), so a
+ * record at tick 1000000 + k * 1000000 is at k ms.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dumpgen.h"
+#include "selfmod.h"
+#include "wire.h"
+
+#define T0 1000000ull
+#define MS(k) (T0 + (uint64_t)((k) * 1000000.0 + 0.5))
+
+/* Static strings of the "recorded process" (any nonzero refs). */
+#define REF_FRAME_LOOP 0x1000
+#define REF_PROCESS_BLOCK 0x1008
+#define REF_START 0x1010
+
+/* Native addresses that must stay hex: inside a module whose file does
+ * not exist, and outside every module. */
+#define FAKE_LIB_START 0x7e0000000000ull
+#define ADDR_IN_FAKE_LIB (FAKE_LIB_START + 0x100)
+#define ADDR_NOWHERE 0x10ull
+
+enum { MAIN = 100, WORKER = 101, RT = 102, QUIET = 103, SAMPLER = 104,
+    LOST = 105 };
+
+/* ---- functions whose addresses are recorded (noinline, global) ---- */
+
+volatile int gs_sink;
+void *volatile gs_ra;
+
+__attribute__((noinline)) void
+gs_inner(int x)
+{
+	gs_ra = __builtin_return_address(0);
+	gs_sink += x;
+}
+
+__attribute__((noinline)) void
+gs_outer(int x)
+{
+	gs_inner(x + 1);
+	gs_sink += 2;
+}
+
+static void
+die(const char *what, int err)
+{
+	fprintf(stderr, "gecko_samples_gen: %s: %s\n", what, strerror(-err));
+	exit(1);
+}
+
+#define CK(call)                                                               \
+	do {                                                                   \
+		int rc_ = (call);                                              \
+		if (rc_ != 0)                                                  \
+			die(#call, rc_);                                       \
+	} while (0)
+
+static struct dg *
+open_dump(const char *dir, const char *name, int *fd)
+{
+	char path[4096];
+	struct dg *g;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (*fd < 0)
+		die(path, -errno);
+	g = dg_open(dg_write_fd, fd, 0);
+	if (g == NULL)
+		die("dg_open", -ENOMEM);
+	return g;
+}
+
+static void
+close_dump(struct dg *g, int fd)
+{
+	CK(dg_close(g));
+	if (close(fd) != 0)
+		die("close", -errno);
+}
+
+static void
+header(struct dg *g, int64_t pid, const char *process)
+{
+	struct dg_header h = {
+		.pid = pid, .ppid = 1, .process = process,
+		.exe = "/usr/bin/gecko_samples_gen",
+		.ticks_per_second = 1e9, .start_ticks = T0,
+		.start_mono_ns = 5000000000, .start_wall_ns =
+		    1700000000000000000, .sample_interval_us = 1000,
+	};
+
+	CK(dg_header(g, &h));
+}
+
+/* A SAMPLE of @tid in the sampler's stream. @lab: a string of 'L' (label)
+ * and 'N' (native), one letter per frame. */
+static void
+sample(struct dg *g, uint64_t t, int64_t tid, uint64_t cpu, unsigned flags,
+    const uint64_t *frames, const char *lab)
+{
+	uint64_t mask[2] = { 0, 0 };
+	size_t n = strlen(lab);
+
+	for (size_t i = 0; i < n; i++)
+		if (lab[i] == 'L')
+			mask[i / 64] |= 1ull << (i % 64);
+	CK(dg_rec_sample(g, SAMPLER, t, tid, cpu, flags, frames, mask, n));
+}
+
+/* The session of samples.rtprof / sysroot.rtprof; @path: the program's
+ * path as recorded. */
+static void
+write_samples(struct dg *g, const struct selfmod *self, const char *path)
+{
+	static const unsigned char fake_id[20] = { 0xde, 0xad, 0xbe, 0xef };
+	struct dg_module mods[2] = {
+		{ .path = path, .start = self->start, .end = self->end,
+		  .offset = self->offset, .build_id = self->build_id,
+		  .build_id_len = self->build_id_len },
+		{ .path = "/nonexistent/rtprof/libfake.so",
+		  .start = FAKE_LIB_START, .end = FAKE_LIB_START + 0x10000,
+		  .offset = 0, .build_id = fake_id,
+		  .build_id_len = sizeof(fake_id) },
+	};
+	uint64_t inner = (uint64_t)(uintptr_t)&gs_inner;
+	uint64_t ra = (uint64_t)(uintptr_t)gs_ra;     /* in gs_outer */
+	uint64_t f[8];
+
+	header(g, 4242, "gecko_samples");
+	CK(dg_modules(g, mods, 2));
+	CK(dg_thread(g, MAIN, "main", 2, MS(0), 0));
+	CK(dg_thread(g, WORKER, "worker", 0, MS(0), 0));
+	CK(dg_thread(g, RT, "audio", 1, MS(0), 0));
+	CK(dg_thread(g, QUIET, "quiet", 0, MS(0), 0));
+	CK(dg_thread(g, SAMPLER, "rtprof sampler", 4, MS(0), 0));
+	CK(dg_thread(g, LOST, "lost", 0, MS(0), 0));
+	CK(dg_string(g, REF_FRAME_LOOP, "frame loop"));
+	CK(dg_string(g, REF_PROCESS_BLOCK, "process block"));
+	CK(dg_string(g, REF_START, "start"));
+
+	/* Threads' own records: a marker, sleep/wake of the never-sampled
+	 * thread (its placeholder samples). */
+	CK(dg_rec_instant(g, MAIN, MS(0.5), REF_START, 7));
+	CK(dg_rec_sleep(g, QUIET, MS(2)));
+	CK(dg_rec_wake(g, QUIET, MS(3)));
+
+	/* Worker: outer (return address) > label > inner (interrupted pc). */
+	f[0] = ra;
+	f[1] = REF_FRAME_LOOP;
+	f[2] = inner;
+	sample(g, MS(1), WORKER, 0, 0, f, "NLN");
+	sample(g, MS(2), WORKER, 500000, 0, f, "NLN");    /* same stack */
+	f[2] = REF_PROCESS_BLOCK;
+	sample(g, MS(3), WORKER, 250000, 0, f, "NLL");    /* shared prefix */
+	CK(dg_rec_same(g, SAMPLER, MS(4), WORKER, 0, RTPROF_SAMPLE_ASLEEP));
+	CK(dg_rec_same(g, SAMPLER, MS(5), WORKER, 1000, 0));
+	/* Out of time order in the stream: the converter sorts. */
+	f[2] = inner;
+	sample(g, MS(7), WORKER, 7000, 0, f, "NLN");
+	sample(g, MS(6), WORKER, 6000, 0, f, "NLN");
+
+	/* Main: the same address as a return address (looked up at - 1: not
+	 * gs_inner) and as the last native frame (exact: gs_inner), then a
+	 * label after the last native frame. */
+	f[0] = inner;
+	f[1] = inner;
+	f[2] = REF_FRAME_LOOP;
+	sample(g, MS(1), MAIN, 0, 0, f, "NNL");
+	/* Natives that stay hex: a module without a file, no module. */
+	f[0] = ADDR_IN_FAKE_LIB;
+	f[1] = ADDR_NOWHERE;
+	sample(g, MS(2), MAIN, 100, 0, f, "NN");
+
+	/* The real-time thread: label-only samples, one without labels. */
+	f[0] = REF_PROCESS_BLOCK;
+	sample(g, MS(1), RT, 0, RTPROF_SAMPLE_LABELS, f, "L");
+	sample(g, MS(2), RT, 10, RTPROF_SAMPLE_LABELS, f, "");
+	/* A thread whose SAMPLE was lost: SAME has an unknown stack. */
+	CK(dg_rec_same(g, SAMPLER, MS(1), LOST, 0, 0));
+	CK(dg_rec_same(g, SAMPLER, MS(2), LOST, 0, RTPROF_SAMPLE_ASLEEP));
+
+	/* The sampler's own cost and the process memory counter. */
+	CK(dg_rec_overhead(g, SAMPLER, MS(1), MS(1.02), 1000, 20000, 3000,
+	    3));
+	CK(dg_rec_counter(g, SAMPLER, MS(1.02), RTPROF_COUNTER_PROCESS_MEMORY,
+	    10000000));
+	CK(dg_rec_overhead(g, SAMPLER, MS(2), MS(2.01), 2000, 10000, 1000,
+	    2));
+	CK(dg_rec_counter(g, SAMPLER, MS(2.01), RTPROF_COUNTER_PROCESS_MEMORY,
+	    12000000));
+	CK(dg_trailer(g, MS(10), 5000000000 + 10000000));
+}
+
+int
+main(int argc, char **argv)
+{
+	struct selfmod self;
+	struct dg *g;
+	char path[4096];
+	FILE *f;
+	int fd;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: gecko_samples_gen DIR\n");
+		return 2;
+	}
+	gs_outer(1);    /* sets gs_ra: a return address inside gs_outer */
+	if (selfmod_find((const void *)&gs_inner, &self) != 0 ||
+	    self.build_id_len == 0) {
+		fprintf(stderr, "gecko_samples_gen: own module or build id "
+		    "not found\n");
+		return 1;
+	}
+
+	g = open_dump(argv[1], "samples.rtprof", &fd);
+	write_samples(g, &self, self.path);
+	close_dump(g, fd);
+
+	g = open_dump(argv[1], "sysroot.rtprof", &fd);
+	write_samples(g, &self, "/rtprof-nonexistent/bin/gecko_samples_gen");
+	close_dump(g, fd);
+
+	g = open_dump(argv[1], "plain.rtprof", &fd);
+	header(g, 4343, "plain");
+	CK(dg_thread(g, 200, "main", 2, MS(0), 0));
+	CK(dg_string(g, REF_START, "start"));
+	CK(dg_rec_instant(g, 200, MS(1), REF_START, 0));
+	CK(dg_trailer(g, MS(3), 5000000000 + 3000000));
+	close_dump(g, fd);
+
+	snprintf(path, sizeof(path), "%s/expect.txt", argv[1]);
+	f = fopen(path, "w");
+	if (f == NULL)
+		die(path, -errno);
+	fprintf(f, "exe %s\n", self.path);
+	fprintf(f, "lib %s\n", strrchr(self.path, '/') + 1);
+	fprintf(f, "inner 0x%llx\n", (unsigned long long)(uintptr_t)&gs_inner);
+	if (fclose(f) != 0)
+		die(path, -errno);
+	return 0;
+}
