@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "gecko.h"
+#include "spill.h"
 #include "symbolize.h"
 
 #define GECKO_VERSION 36
@@ -42,6 +43,8 @@
 #define GECKO_MAX_DAMAGE 1000      /* damage entries kept for the log */
 #define GECKO_MAX_EVENTS 64        /* EVENT frames kept for the log */
 #define GECKO_PAIR_SEARCH 256      /* open begins searched for an end */
+#define GECKO_MAX_OPEN 4096        /* open begins kept per thread */
+#define GECKO_SPILL_BUDGET (32u << 20) /* write buffers of spilled streams */
 #define GECKO_SELF_MEMORY_NAME "rtprof memory"
 #define GECKO_PROCESS_MEMORY_NAME "Process memory"
 #define GECKO_OVERHEAD_SCHEMA "ProfilerOverhead"
@@ -763,6 +766,20 @@ struct grawstack {
 	uint8_t kind;                   /* RAW_* */
 };
 
+/*
+ * Whole recorded stacks (frames, label mask, idle) -> leaf node of the raw
+ * tree: a sample whose stack was seen before costs one hash and one
+ * compare instead of a lookup per frame. Holds each unique stack once.
+ */
+struct scache {
+	struct scache_ent {
+		uint64_t hash;
+		uint64_t *key;          /* nframes, mask words, frames; NULL: empty */
+		uint32_t node;
+	} *e;
+	size_t n, nslot;
+};
+
 /* An OVERHEAD record of the sampler thread: a profiler-overhead marker. */
 struct govh {
 	uint64_t t0, t1;
@@ -780,20 +797,27 @@ struct gthread {
 	uint64_t unreg;
 	uint64_t first_ticks;           /* first record, when not described */
 	bool has_first;
-	struct gmark *m;
-	size_t nm, mcap;
-	size_t *open;                   /* indexes of unmatched begins */
+	/*
+	 * What grows with the dump is spilled (codec/spill.h): markers in
+	 * arrival order; placeholder samples, sampler samples and overhead
+	 * records keyed by time. Only open begins (waiting for their end)
+	 * stay in memory, at most GECKO_MAX_OPEN.
+	 */
+	struct rtprof_spill_stream *ms; /* finished markers (serialized) */
+	uint64_t nm;
+	struct gmark *open;             /* unmatched begins, oldest first */
 	size_t nopen, opencap;
-	struct gsample *s;              /* placeholder samples */
-	size_t ns, scap;
-	struct gsmp *smp;               /* sampler samples of this thread */
-	size_t nsmp, smpcap;
+	struct rtprof_spill_stream *ps; /* placeholder samples (gsample) */
+	uint64_t ns;
+	struct rtprof_spill_stream *smps; /* sampler samples (gsmp) */
+	uint64_t nsmp;
 	struct grawstack *rs;           /* raw stack tree */
 	size_t nrs, rscap;
 	struct pmap rs_idx;             /* (value, prefix1 << 8 | kind) */
+	struct scache sc;               /* whole recorded stack -> leaf node */
 	uint32_t last_stack1;           /* last SAMPLE's leaf + 1, 0: none */
-	struct govh *ovh;               /* OVERHEAD records (sampler) */
-	size_t novh, ovhcap;
+	struct rtprof_spill_stream *ovs; /* OVERHEAD records (govh) */
+	uint64_t novh;
 	uint64_t recs;                  /* records decoded */
 	uint64_t dropped_full, dropped_nested;
 	bool in_trailer;
@@ -822,8 +846,8 @@ struct gcval {
 struct gcounter {
 	uint32_t id;
 	char *name, *category, *description;
-	struct gcval *s;
-	size_t ns, scap;
+	struct rtprof_spill_stream *vs; /* values (gcval), keyed by time */
+	uint64_t ns;
 };
 
 struct gdamage {
@@ -945,6 +969,7 @@ struct rtprof_gecko {
 	rtprof_gecko_progress_cb progress;
 	void *progress_ctx;
 	struct rtprof_gecko_symbols symopt;     /* by reference */
+	struct rtprof_spill *spill;     /* every session's spilled streams */
 };
 
 static struct gsess *
@@ -961,6 +986,36 @@ gecko_fail(struct gsess *g, int err)
 	if (g->err == 0)
 		g->err = err;
 	return err;
+}
+
+/*
+ * Append @rec (@n bytes) to the stream *@st, created at its first record
+ * (@recsize 0: variable-size records). Errors latch in @g.
+ */
+static int
+spill_put(struct gsess *g, struct rtprof_spill_stream **st, size_t recsize,
+    const void *rec, size_t n)
+{
+	int rc;
+
+	if (*st == NULL &&
+	    (*st = rtprof_spill_stream_new(g->file->spill, recsize)) == NULL)
+		return gecko_fail(g, rtprof_spill_error(g->file->spill));
+	rc = rtprof_spill_append(*st, rec, n);
+	return rc != 0 ? gecko_fail(g, rc) : 0;
+}
+
+/* Read a stream back (nothing when it was never created). */
+static int
+spill_get(struct gsess *g, struct rtprof_spill_stream *st, rtprof_spill_cb cb,
+    void *ctx)
+{
+	int rc;
+
+	if (st == NULL || g->err != 0)
+		return g->err;
+	rc = rtprof_spill_read(st, cb, ctx);
+	return rc < 0 ? gecko_fail(g, rc) : rc;
 }
 
 /*
@@ -1316,13 +1371,17 @@ static int
 counter_value(struct gsess *g, uint32_t id, uint64_t t, int64_t v)
 {
 	struct gcounter *gc = counter_get(g, id);
-	struct gcval cv = { .t = t, .v = v };
+	struct gcval cv;
 
 	if (gc == NULL)
 		return g->err;
+	memset(&cv, 0, sizeof(cv));     /* no padding bytes in the file */
+	cv.t = t;
+	cv.v = v;
 	cv.seq = g->seq++;
 	note_time(g, t);
-	return VEC_PUSH(g, gc->s, gc->ns, gc->scap, cv);
+	gc->ns++;
+	return spill_put(g, &gc->vs, sizeof(cv), &cv, sizeof(cv));
 }
 
 static int
@@ -1356,9 +1415,14 @@ on_data(void *ctx, const struct rtprof_dump_data *d)
 static int
 sample_add(struct gsess *g, struct gthread *th, uint64_t t, bool idle)
 {
-	struct gsample s = { .t = t, .seq = g->seq++, .idle = idle };
+	struct gsample s;
 
-	return VEC_PUSH(g, th->s, th->ns, th->scap, s);
+	memset(&s, 0, sizeof(s));
+	s.t = t;
+	s.seq = g->seq++;
+	s.idle = idle;
+	th->ns++;
+	return spill_put(g, &th->ps, sizeof(s), &s, sizeof(s));
 }
 
 /* Does the begin @b pair with the end @e (same name, or same type)? */
@@ -1370,6 +1434,92 @@ pairs_with(const struct gmark *b, const struct gmark *e)
 	if (b->kind == RTPROF_REC_TYPED)
 		return b->type == e->type;
 	return b->name == e->name;
+}
+
+/*
+ * A finished marker in the thread's spilled stream: its fixed part, then
+ * each typed field as its kind byte and 8 bytes, or (copied strings) a
+ * 16-bit length and the bytes. Frees @m's fields.
+ */
+struct gmark_rec {
+	uint64_t t0, t1, name;
+	uint16_t type;
+	uint8_t kind, phase, category, nvals;
+};
+
+static int
+marker_spill(struct gsess *g, struct gthread *th, struct gmark *m)
+{
+	unsigned char buf[sizeof(struct gmark_rec) + RTPROF_REC_MAX_VALS *
+	    (3 + 256)];
+	struct gmark_rec h;
+	size_t n = sizeof(h);
+
+	memset(&h, 0, sizeof(h));
+	h.t0 = m->t0;
+	h.t1 = m->t1;
+	h.name = m->name;
+	h.type = m->type;
+	h.kind = m->kind;
+	h.phase = m->phase;
+	h.category = m->category;
+	h.nvals = m->nvals;
+	memcpy(buf, &h, sizeof(h));
+	for (unsigned i = 0; i < m->nvals; i++) {
+		const struct rtprof_val *v = &m->vals[i];
+
+		buf[n++] = (unsigned char)v->kind;
+		if (v->kind == RTPROF_VAL_STR) {
+			uint16_t len = (uint16_t)(v->v.str.n < 256 ?
+			    v->v.str.n : 255);
+
+			memcpy(buf + n, &len, 2);
+			memcpy(buf + n + 2, v->v.str.p, len);
+			n += 2 + len;
+		} else {
+			memcpy(buf + n, &v->v.u, 8);
+			n += 8;
+		}
+	}
+	free(m->vals);
+	m->vals = NULL;
+	th->nm++;
+	return spill_put(g, &th->ms, 0, buf, n);
+}
+
+/* The inverse of marker_spill(): @m's fields point into @rec and @vals. */
+static void
+marker_unspill(const unsigned char *rec, struct gmark *m,
+    struct rtprof_val *vals)
+{
+	struct gmark_rec h;
+	size_t n = sizeof(h);
+
+	memcpy(&h, rec, sizeof(h));
+	memset(m, 0, sizeof(*m));
+	m->t0 = h.t0;
+	m->t1 = h.t1;
+	m->name = h.name;
+	m->type = h.type;
+	m->kind = h.kind;
+	m->phase = h.phase;
+	m->category = h.category;
+	m->nvals = h.nvals <= RTPROF_REC_MAX_VALS ? h.nvals : 0;
+	m->vals = vals;
+	for (unsigned i = 0; i < m->nvals; i++) {
+		vals[i].kind = rec[n++];
+		if (vals[i].kind == RTPROF_VAL_STR) {
+			uint16_t len;
+
+			memcpy(&len, rec + n, 2);
+			vals[i].v.str.p = (const char *)rec + n + 2;
+			vals[i].v.str.n = len;
+			n += 2 + len;
+		} else {
+			memcpy(&vals[i].v.u, rec + n, 8);
+			n += 8;
+		}
+	}
 }
 
 static int
@@ -1386,29 +1536,51 @@ marker_add(struct gsess *g, struct gthread *th, struct gmark *m)
 		    th->nopen - GECKO_PAIR_SEARCH : 0;
 
 		for (size_t i = th->nopen; i > lim; i--) {
-			struct gmark *b = &th->m[th->open[i - 1]];
+			struct gmark b = th->open[i - 1];
 
-			if (!pairs_with(b, m))
+			if (!pairs_with(&b, m))
 				continue;
-			b->phase = 1;
-			b->t1 = m->t0 >= b->t0 ? m->t0 : b->t0;
+			b.phase = 1;
+			b.t1 = m->t0 >= b.t0 ? m->t0 : b.t0;
 			memmove(&th->open[i - 1], &th->open[i],
 			    (th->nopen - i) * sizeof(*th->open));
 			th->nopen--;
 			free(m->vals);
 			m->vals = NULL;
-			return 0;
+			return marker_spill(g, th, &b);
 		}
 		m->t1 = m->t0;
 	}
-	if (VEC_PUSH(g, th->m, th->nm, th->mcap, *m) != 0) {
+	if (m->phase != 2)
+		return marker_spill(g, th, m);
+	/* Too many open: the oldest stays an unmatched begin (phase 2). */
+	if (th->nopen == GECKO_MAX_OPEN) {
+		struct gmark old = th->open[0];
+
+		memmove(&th->open[0], &th->open[1],
+		    (th->nopen - 1) * sizeof(*th->open));
+		th->nopen--;
+		if (marker_spill(g, th, &old) != 0)
+			return g->err;
+	}
+	if (VEC_PUSH(g, th->open, th->nopen, th->opencap, *m) != 0) {
 		free(m->vals);
 		return g->err;
 	}
-	if (m->phase == 2 &&
-	    VEC_PUSH(g, th->open, th->nopen, th->opencap, th->nm - 1) != 0)
-		return g->err;
 	return 0;
+}
+
+/* After the last record: begins that never ended stay phase 2. */
+static void
+markers_close(struct gsess *g)
+{
+	for (size_t i = 0; i < g->nth; i++) {
+		struct gthread *th = &g->th[i];
+
+		for (size_t k = 0; k < th->nopen; k++)
+			marker_spill(g, th, &th->open[k]);
+		th->nopen = 0;
+	}
 }
 
 /* Copy the typed fields of @r, copied strings included. */
@@ -1485,16 +1657,107 @@ static int
 smp_add(struct gsess *g, struct gthread *th, uint64_t t, uint64_t cpu_ns,
     int64_t node)
 {
-	struct gsmp s = { .t = t, .cpu_ns = cpu_ns, .stack = (uint32_t)node };
+	struct gsmp s;
 
 	if (node < 0)
 		return g->err;
+	memset(&s, 0, sizeof(s));
+	s.t = t;
+	s.cpu_ns = cpu_ns;
+	s.stack = (uint32_t)node;
 	s.seq = g->seq++;
 	if (!th->has_first || t < th->first_ticks) {
 		th->first_ticks = t;
 		th->has_first = true;
 	}
-	return VEC_PUSH(g, th->smp, th->nsmp, th->smpcap, s);
+	th->nsmp++;
+	return spill_put(g, &th->smps, sizeof(s), &s, sizeof(s));
+}
+
+/* The key of a recorded stack: [n | idle << 32, mask words, frames]. */
+static size_t
+scache_key(const struct rtprof_rec_view *r, unsigned n, bool idle,
+    uint64_t *key)
+{
+	key[0] = (uint64_t)n | (uint64_t)idle << 32;
+	memcpy(key + 1, r->label_mask, RTPROF_REC_MASK_WORDS * 8);
+	memcpy(key + 1 + RTPROF_REC_MASK_WORDS, r->frames, (size_t)n * 8);
+	return 1 + RTPROF_REC_MASK_WORDS + n;
+}
+
+static uint64_t
+scache_hash(const uint64_t *key, size_t words)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+
+	for (size_t i = 0; i < words; i++) {
+		h ^= key[i];
+		h *= 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+	}
+	return h;
+}
+
+/* Return: the leaf node cached for @key, or -1. */
+static int64_t
+scache_get(const struct scache *c, const uint64_t *key, size_t words,
+    uint64_t h)
+{
+	if (c->nslot == 0)
+		return -1;
+	for (size_t i = (size_t)h & (c->nslot - 1); c->e[i].key != NULL;
+	    i = (i + 1) & (c->nslot - 1))
+		if (c->e[i].hash == h && c->e[i].key[0] == key[0] &&
+		    memcmp(c->e[i].key, key, words * 8) == 0)
+			return c->e[i].node;
+	return -1;
+}
+
+static int
+scache_put(struct scache *c, const uint64_t *key, size_t words, uint64_t h,
+    uint32_t node)
+{
+	uint64_t *k;
+	size_t i;
+
+	if ((c->n + 1) * 2 > c->nslot) {
+		size_t ns = c->nslot != 0 ? c->nslot * 2 : 256;
+		struct scache_ent *ne = calloc(ns, sizeof(*ne));
+
+		if (ne == NULL)
+			return -ENOMEM;
+		for (size_t j = 0; j < c->nslot; j++) {
+			if (c->e[j].key == NULL)
+				continue;
+			for (i = (size_t)c->e[j].hash & (ns - 1);
+			    ne[i].key != NULL; i = (i + 1) & (ns - 1))
+				;
+			ne[i] = c->e[j];
+		}
+		free(c->e);
+		c->e = ne;
+		c->nslot = ns;
+	}
+	k = malloc(words * 8);
+	if (k == NULL)
+		return -ENOMEM;
+	memcpy(k, key, words * 8);
+	for (i = (size_t)h & (c->nslot - 1); c->e[i].key != NULL;
+	    i = (i + 1) & (c->nslot - 1))
+		;
+	c->e[i].hash = h;
+	c->e[i].key = k;
+	c->e[i].node = node;
+	c->n++;
+	return 0;
+}
+
+static void
+scache_free(struct scache *c)
+{
+	for (size_t i = 0; i < c->nslot; i++)
+		free(c->e[i].key);
+	free(c->e);
 }
 
 /*
@@ -1509,6 +1772,8 @@ on_sample(struct gsess *g, const struct rtprof_rec_view *r)
 	struct gthread *th = thread_get(g, r->tid);
 	bool idle = (r->flags & RTPROF_SAMPLE_ASLEEP) != 0;
 	unsigned n = r->frames != NULL ? r->nframes : 0, last_native = n;
+	uint64_t key[1 + RTPROF_REC_MASK_WORDS + RTPROF_REC_MAX_FRAMES], h;
+	size_t words;
 	uint32_t prefix1 = 0;
 	int64_t node = -1;
 
@@ -1519,6 +1784,18 @@ on_sample(struct gsess *g, const struct rtprof_rec_view *r)
 		g->ntruncated++;
 	if (r->flags & RTPROF_SAMPLE_NO_NATIVE)
 		g->nno_native++;
+	if (n != 0) {
+		for (unsigned i = 0; i < n; i++)
+			if (!rtprof_rec_frame_is_label(r->label_mask, i))
+				g->has_native = true;
+		words = scache_key(r, n, idle, key);
+		h = scache_hash(key, words);
+		node = scache_get(&th->sc, key, words, h);
+		if (node >= 0) {
+			th->last_stack1 = (uint32_t)node + 1;
+			return smp_add(g, th, r->t0, r->cpu_ns, node);
+		}
+	}
 	for (unsigned i = 0; i < n; i++)
 		if (!rtprof_rec_frame_is_label(r->label_mask, i))
 			last_native = i;
@@ -1544,6 +1821,8 @@ on_sample(struct gsess *g, const struct rtprof_rec_view *r)
 		    (uint8_t)(RAW_TEXT | (idle ? RAW_IDLE : 0)));
 	if (node < 0)
 		return g->err;
+	if (n != 0 && scache_put(&th->sc, key, words, h, (uint32_t)node) != 0)
+		return gecko_fail(g, -ENOMEM);
 	th->last_stack1 = (uint32_t)node + 1;
 	return smp_add(g, th, r->t0, r->cpu_ns, node);
 }
@@ -1586,7 +1865,8 @@ on_overhead(struct gsess *g, struct gthread *th,
 	if (total > g->ovh_max)
 		g->ovh_max = total;
 	note_time(g, o.t1);
-	return VEC_PUSH(g, th->ovh, th->novh, th->ovhcap, o);
+	th->novh++;
+	return spill_put(g, &th->ovs, sizeof(o), &o, sizeof(o));
 }
 
 static int
@@ -1782,7 +2062,9 @@ rtprof_gecko_new(struct rtprof_gecko **out, const char *input_name)
 	if (g == NULL)
 		return -ENOMEM;
 	g->input = dup_opt(input_name != NULL ? input_name : "", &g->err);
-	if (g->err != 0) {
+	if (g->err != 0 || rtprof_spill_new(&g->spill, NULL,
+	    GECKO_SPILL_BUDGET) != 0) {
+		free(g->input);
 		free(g);
 		return -ENOMEM;
 	}
@@ -1800,6 +2082,7 @@ rtprof_gecko_free(struct rtprof_gecko *g)
 		gsess_free(g->sess[i]);
 	free(g->sess);
 	free(g->dmg);
+	rtprof_spill_free(g->spill);
 	free(g);
 }
 
@@ -1843,15 +2126,13 @@ gsess_free(struct gsess *g)
 		struct gthread *th = &g->th[i];
 
 		free(th->name);
-		for (size_t k = 0; k < th->nm; k++)
-			free(th->m[k].vals);
-		free(th->m);
+		/* Streams belong to the converter's spill. */
+		for (size_t k = 0; k < th->nopen; k++)
+			free(th->open[k].vals);
 		free(th->open);
-		free(th->s);
-		free(th->smp);
 		free(th->rs);
 		pmap_free(&th->rs_idx);
-		free(th->ovh);
+		scache_free(&th->sc);
 	}
 	free(g->th);
 	free(g->th_idx.e);
@@ -1877,7 +2158,6 @@ gsess_free(struct gsess *g)
 		free(g->ctr[i].name);
 		free(g->ctr[i].category);
 		free(g->ctr[i].description);
-		free(g->ctr[i].s);
 	}
 	free(g->ctr);
 	for (size_t i = 0; i < g->strings.nslot; i++)
@@ -1919,6 +2199,8 @@ rtprof_gecko_read_fd(struct rtprof_gecko *g, int fd,
 	if (st != NULL)
 		*st = g->stats;
 	g->cur = NULL;
+	for (size_t i = 0; i < g->nsess; i++)
+		markers_close(g->sess[i]);
 	for (size_t i = 0; i < g->nsess && g->err == 0; i++)
 		g->err = g->sess[i]->err;
 	/*
@@ -2450,16 +2732,6 @@ write_libs(struct gsess *g, struct json *j)
 	json_arr_end(j);
 }
 
-static int
-cval_cmp(const void *a, const void *b)
-{
-	const struct gcval *x = a, *y = b;
-
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 static bool
 in_win(const struct gsess *g, double t)
 {
@@ -2470,6 +2742,58 @@ static bool
 overlaps_win(const struct gsess *g, double t0, double t1)
 {
 	return t0 <= g->win_b && t1 >= g->win_a;
+}
+
+/* Reading a counter's values back (write_counters). */
+struct cval_ctx {
+	struct gsess *g;
+	struct json *j;
+	bool memory, have_prev;
+	int64_t prev;
+	uint64_t inwin;
+};
+
+static int
+cval_count(void *ctx, const void *rec, size_t n)
+{
+	struct cval_ctx *c = ctx;
+	struct gcval v;
+
+	(void)n;
+	memcpy(&v, rec, sizeof(v));
+	c->inwin += in_win(c->g, gecko_ms(c->g, v.t));
+	return 0;
+}
+
+static int
+cval_write(void *ctx, const void *rec, size_t n)
+{
+	struct cval_ctx *c = ctx;
+	struct gcval v;
+	double t;
+
+	(void)n;
+	memcpy(&v, rec, sizeof(v));
+	/*
+	 * A value equal to the previous one adds nothing: registered threads
+	 * report a change both as a record and in the next VALUES frame.
+	 */
+	if (c->have_prev && v.v == c->prev)
+		return 0;
+	/* Outside the window: skipped, so the first value kept carries the
+	 * whole running sum. */
+	t = gecko_ms(c->g, v.t);
+	if (!in_win(c->g, t))
+		return 0;
+	json_arr(c->j);
+	json_f64(c->j, t);
+	/* Memory tracks want the change, others the value. */
+	json_i64(c->j, c->memory ? (int64_t)((uint64_t)v.v -
+	    (uint64_t)c->prev) : v.v);
+	json_arr_end(c->j);
+	c->prev = v.v;
+	c->have_prev = true;
+	return 0;
 }
 
 static void
@@ -2484,18 +2808,18 @@ write_counters(struct gsess *g, struct json *j)
 		const char *cat = self || rss ? "Memory" :
 		    c->category != NULL && c->category[0] != '\0' ?
 		    c->category : "Other";
-		bool memory = strcmp(cat, "Memory") == 0;
 		char name[64];
-		int64_t prev = 0;
-		bool have_prev = false;
+		struct cval_ctx cx = { .g = g, .j = j,
+		    .memory = strcmp(cat, "Memory") == 0 };
 
-		size_t inwin = 0;
-
-		for (size_t k = 0; k < c->ns; k++)
-			inwin += in_win(g, gecko_ms(g, c->s[k].t));
-		if (inwin == 0)
-			continue;       /* dropped by the front-end anyway */
-		qsort(c->s, c->ns, sizeof(*c->s), cval_cmp);
+		/* Values only outside the window: dropped by the front-end
+		 * anyway. Without a window every value is in it. */
+		if (isinf(g->win_a) && isinf(g->win_b))
+			cx.inwin = c->ns;
+		else
+			spill_get(g, c->vs, cval_count, &cx);
+		if (cx.inwin == 0)
+			continue;
 		if (self)
 			snprintf(name, sizeof(name), GECKO_SELF_MEMORY_NAME);
 		else if (rss)
@@ -2523,29 +2847,7 @@ write_counters(struct gsess *g, struct json *j)
 		json_obj_end(j);
 		json_key(j, "data");
 		json_arr(j);
-		for (size_t k = 0; k < c->ns; k++) {
-			/*
-			 * A value equal to the previous one adds nothing:
-			 * registered threads report a change both as a
-			 * record and in the next VALUES frame.
-			 */
-			if (have_prev && c->s[k].v == prev)
-				continue;
-			/*
-			 * Outside the window: skipped, so the first value
-			 * kept carries the whole running sum.
-			 */
-			if (!in_win(g, gecko_ms(g, c->s[k].t)))
-				continue;
-			json_arr(j);
-			json_f64(j, gecko_ms(g, c->s[k].t));
-			/* Memory tracks want the change, others the value. */
-			json_i64(j, memory ? (int64_t)((uint64_t)c->s[k].v -
-			    (uint64_t)prev) : c->s[k].v);
-			json_arr_end(j);
-			prev = c->s[k].v;
-			have_prev = true;
-		}
+		spill_get(g, c->vs, cval_write, &cx);
 		json_arr_end(j);
 		json_obj_end(j);
 		json_obj_end(j);
@@ -2802,26 +3104,6 @@ write_gathering_log(struct gsess *g, struct json *j)
 	json_obj_end(j);
 }
 
-static int
-mark_cmp(const void *a, const void *b)
-{
-	const struct gmark *x = a, *y = b;
-
-	if (x->t0 != y->t0)
-		return x->t0 < y->t0 ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static int
-sample_cmp(const void *a, const void *b)
-{
-	const struct gsample *x = a, *y = b;
-
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 static void
 write_field_value(struct gsess *g, struct json *j, struct tout *to,
     const char *fmt, uint32_t kind, const struct rtprof_val *v)
@@ -3014,6 +3296,52 @@ static const char *const frame_cols[] = { "location", "relevantForJS",
  * SLEEP (Idle frame) and WAKE (awake frame), so that no thread is
  * sample-less. Each stack is a single root frame named after the thread.
  */
+/* Placeholder samples: the state machine over sleep/wake changes. */
+struct ph_ctx {
+	struct gsess *g;
+	struct json *j;
+	struct tout *to;
+	bool idle, have_pre, pre_idle;
+	size_t emitted;
+	double last;
+};
+
+static void
+ph_step(struct ph_ctx *c, double t, bool st)
+{
+	struct gsess *g = c->g;
+
+	c->idle = st;
+	if (t < c->last)
+		t = c->last;
+	c->last = t;
+	if (t < g->win_a) {
+		c->have_pre = true;
+		c->pre_idle = st;
+	} else if (t <= g->win_b) {
+		if (c->have_pre) {
+			write_sample(g, c->j, c->to, g->win_a, c->pre_idle);
+			c->emitted++;
+			c->have_pre = false;
+		}
+		write_sample(g, c->j, c->to, t, st);
+		c->emitted++;
+	}
+}
+
+static int
+ph_record(void *ctx, const void *rec, size_t n)
+{
+	struct ph_ctx *c = ctx;
+	struct gsample s;
+
+	(void)n;
+	memcpy(&s, rec, sizeof(s));
+	if (s.idle != c->idle)          /* a change of state */
+		ph_step(c, gecko_ms(c->g, s.t), s.idle);
+	return 0;
+}
+
 static void
 write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
     struct tout *to, const char *tname, double reg)
@@ -3022,7 +3350,6 @@ write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
 	    "eventDelay" };
 	double first;
 	int64_t loc;
-	size_t k;
 
 	loc = intern(g, to, tname, strlen(tname));
 	to->frame_awake = to->frame_idle = -1;
@@ -3042,50 +3369,16 @@ write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
 	 * sample at its start; changes outside it are dropped.
 	 */
 	{
-		bool idle = false, have_pre = false, pre_idle = false;
-		size_t emitted = 0;
-		double last = first;
+		struct ph_ctx c = { .g = g, .j = j, .to = to, .last = first };
 
-		if (th != NULL && th->ns > 1)
-			qsort(th->s, th->ns, sizeof(*th->s), sample_cmp);
-		for (k = 0; th == NULL || k <= th->ns; k++) {
-			double t;
-			bool st;
-
-			if (k == 0) {
-				t = first;
-				st = false;
-			} else {
-				if (th->s[k - 1].idle == idle)
-					continue;       /* no change of state */
-				t = gecko_ms(g, th->s[k - 1].t);
-				st = th->s[k - 1].idle;
-			}
-			idle = st;
-			if (t < last)
-				t = last;
-			last = t;
-			if (t < g->win_a) {
-				have_pre = true;
-				pre_idle = st;
-			} else if (t <= g->win_b) {
-				if (have_pre) {
-					write_sample(g, j, to, g->win_a,
-					    pre_idle);
-					emitted++;
-					have_pre = false;
-				}
-				write_sample(g, j, to, t, st);
-				emitted++;
-			}
-			if (th == NULL)
-				break;
+		ph_step(&c, first, false);
+		if (th != NULL)
+			spill_get(g, th->ps, ph_record, &c);
+		if (c.have_pre && g->win_a <= g->win_b) {
+			write_sample(g, j, to, g->win_a, c.pre_idle);
+			c.emitted++;
 		}
-		if (have_pre && g->win_a <= g->win_b) {
-			write_sample(g, j, to, g->win_a, pre_idle);
-			emitted++;
-		}
-		if (emitted == 0)       /* every thread keeps one sample */
+		if (c.emitted == 0)     /* every thread keeps one sample */
 			write_sample(g, j, to, isfinite(g->win_a) ?
 			    g->win_a : first, false);
 	}
@@ -3337,15 +3630,6 @@ build_tables(struct gsess *g, struct tout *to, struct gthread *th,
 	return 0;
 }
 
-static int
-smp_cmp(const void *a, const void *b)
-{
-	const struct gsmp *x = a, *y = b;
-
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
 
 static void
 write_smp(struct gsess *g, struct json *j, const struct otables *o,
@@ -3360,6 +3644,42 @@ write_smp(struct gsess *g, struct json *j, const struct otables *o,
 	(void)g;
 }
 
+/* Reading a thread's sampler samples back (write_sampled). */
+struct smp_ctx {
+	struct gsess *g;
+	struct json *j;
+	struct otables o;
+	size_t emitted;
+	bool have_before, have_first;
+	struct gsmp before, first;      /* last before the window; first */
+};
+
+static int
+smp_record(void *ctx, const void *rec, size_t n)
+{
+	struct smp_ctx *c = ctx;
+	struct gsmp s;
+	double t;
+
+	(void)n;
+	memcpy(&s, rec, sizeof(s));
+	if (!c->have_first) {
+		c->first = s;
+		c->have_first = true;
+	}
+	t = gecko_ms(c->g, s.t);
+	if (t < c->g->win_a) {
+		c->before = s;
+		c->have_before = true;
+		return 0;
+	}
+	if (t > c->g->win_b)
+		return 1;               /* sorted: nothing more to write */
+	write_smp(c->g, c->j, &c->o, &s, t, s.cpu_ns);
+	c->emitted++;
+	return 0;
+}
+
 /*
  * Samples, stackTable and frameTable of a thread the sampler sampled: its
  * SAMPLE/SAME records in time order (the sampler's stream is, but a sort
@@ -3371,40 +3691,27 @@ write_sampled(struct gsess *g, struct json *j, struct gthread *th,
 {
 	static const char *const sample_cols[] = { "stack", "time",
 	    "eventDelay", "threadCPUDelta" };
-	struct otables o;
-	size_t k, emitted = 0, before = SIZE_MAX;
-	bool ok, sorted = true;
+	struct smp_ctx c = { .g = g, .j = j };
+	size_t k;
+	bool ok;
 
-	memset(&o, 0, sizeof(o));
-	ok = build_tables(g, to, th, &o) == 0;
-	for (k = 1; k < th->nsmp && sorted; k++)
-		sorted = smp_cmp(&th->smp[k - 1], &th->smp[k]) <= 0;
-	if (!sorted)
-		qsort(th->smp, th->nsmp, sizeof(*th->smp), smp_cmp);
+	memset(&c.o, 0, sizeof(c.o));
+	ok = build_tables(g, to, th, &c.o) == 0;
 
 	json_key(j, "samples");
 	json_obj(j);
 	write_table_schema(j, sample_cols, 4);
 	json_key(j, "data");
 	json_arr(j);
-	for (k = 0; ok && k < th->nsmp; k++) {
-		double t = gecko_ms(g, th->smp[k].t);
-
-		if (t < g->win_a) {
-			before = k;
-			continue;
-		}
-		if (t > g->win_b)
-			break;
-		write_smp(g, j, &o, &th->smp[k], t, th->smp[k].cpu_ns);
-		emitted++;
-	}
+	/* In time order (the spill sorts when they did not arrive so). */
+	if (ok)
+		spill_get(g, th->smps, smp_record, &c);
 	/*
 	 * Nothing inside the time window: the stack in effect at its start
 	 * (or the first one) as its one sample, so the thread keeps a sample.
 	 */
-	if (ok && emitted == 0 && th->nsmp != 0)
-		write_smp(g, j, &o, &th->smp[before != SIZE_MAX ? before : 0],
+	if (ok && c.emitted == 0 && (c.have_before || c.have_first))
+		write_smp(g, j, &c.o, c.have_before ? &c.before : &c.first,
 		    isfinite(g->win_a) ? g->win_a : g->win_b, 0);
 	json_arr_end(j);
 	json_obj_end(j);
@@ -3414,13 +3721,13 @@ write_sampled(struct gsess *g, struct json *j, struct gthread *th,
 	write_table_schema(j, stack_cols, 2);
 	json_key(j, "data");
 	json_arr(j);
-	for (k = 0; ok && k < o.ns; k++) {
+	for (k = 0; ok && k < c.o.ns; k++) {
 		json_arr(j);
-		if (o.s[k].prefix1 != 0)
-			json_u64(j, o.s[k].prefix1 - 1);
+		if (c.o.s[k].prefix1 != 0)
+			json_u64(j, c.o.s[k].prefix1 - 1);
 		else
 			json_null(j);
-		json_u64(j, o.s[k].frame);
+		json_u64(j, c.o.s[k].frame);
 		json_arr_end(j);
 	}
 	json_arr_end(j);
@@ -3431,34 +3738,24 @@ write_sampled(struct gsess *g, struct json *j, struct gthread *th,
 	write_table_schema(j, frame_cols, 8);
 	json_key(j, "data");
 	json_arr(j);
-	for (k = 0; ok && k < o.nf; k++) {
+	for (k = 0; ok && k < c.o.nf; k++) {
 		json_arr(j);
-		json_u64(j, o.f[k].loc);
+		json_u64(j, c.o.f[k].loc);
 		json_bool(j, false);
 		json_null(j);
 		json_null(j);
-		if (o.f[k].line > 0)
-			json_i64(j, o.f[k].line);
+		if (c.o.f[k].line > 0)
+			json_i64(j, c.o.f[k].line);
 		else
 			json_null(j);
 		json_null(j);
-		json_u64(j, o.f[k].cat);
+		json_u64(j, c.o.f[k].cat);
 		json_u64(j, 0);
 		json_arr_end(j);
 	}
 	json_arr_end(j);
 	json_obj_end(j);
-	otables_free(&o);
-}
-
-static int
-ovh_cmp(const void *a, const void *b)
-{
-	const struct govh *x = a, *y = b;
-
-	if (x->t0 != y->t0)
-		return x->t0 < y->t0 ? -1 : 1;
-	return x->t1 < y->t1 ? -1 : x->t1 > y->t1;
+	otables_free(&c.o);
 }
 
 /* One sampler tick's cost: an interval marker on the sampler thread. */
@@ -3489,6 +3786,40 @@ write_overhead_marker(struct gsess *g, struct json *j, struct tout *to,
 	json_u64(j, o->v[3]);
 	json_obj_end(j);
 	json_arr_end(j);
+}
+
+/* Reading a thread's markers back (write_thread). */
+struct mark_ctx {
+	struct gsess *g;
+	struct json *j;
+	struct tout *to;
+};
+
+static int
+mark_record(void *ctx, const void *rec, size_t n)
+{
+	struct mark_ctx *c = ctx;
+	struct rtprof_val vals[RTPROF_REC_MAX_VALS];
+	struct gmark m;
+
+	(void)n;
+	marker_unspill(rec, &m, vals);
+	if (marker_in_win(c->g, &m))
+		write_marker(c->g, c->j, c->to, &m);
+	return 0;
+}
+
+static int
+ovh_record(void *ctx, const void *rec, size_t n)
+{
+	struct mark_ctx *c = ctx;
+	struct govh o;
+
+	(void)n;
+	memcpy(&o, rec, sizeof(o));
+	if (overlaps_win(c->g, gecko_ms(c->g, o.t0), gecko_ms(c->g, o.t1)))
+		write_overhead_marker(c->g, c->j, c->to, &o);
+	return 0;
 }
 
 /*
@@ -3544,8 +3875,9 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 	}
 
 	/*
-	 * Markers, in start-time order (the sampler's overhead markers merged
-	 * in); the pauses go on the main thread.
+	 * Markers as they were recorded (an interval when its end came; the
+	 * front-end sorts them), then the sampler's overhead markers; the
+	 * pauses go on the main thread.
 	 */
 	json_key(j, "markers");
 	json_obj(j);
@@ -3553,26 +3885,10 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 	json_key(j, "data");
 	json_arr(j);
 	if (th != NULL) {
-		size_t a = 0, b = 0;
+		struct mark_ctx mc = { .g = g, .j = j, .to = &to };
 
-		if (th->nm > 1)
-			qsort(th->m, th->nm, sizeof(*th->m), mark_cmp);
-		if (th->novh > 1)
-			qsort(th->ovh, th->novh, sizeof(*th->ovh), ovh_cmp);
-		while (a < th->nm || b < th->novh) {
-			if (b == th->novh || (a < th->nm &&
-			    th->m[a].t0 <= th->ovh[b].t0)) {
-				if (marker_in_win(g, &th->m[a]))
-					write_marker(g, j, &to, &th->m[a]);
-				a++;
-			} else {
-				if (overlaps_win(g, gecko_ms(g, th->ovh[b].t0),
-				    gecko_ms(g, th->ovh[b].t1)))
-					write_overhead_marker(g, j, &to,
-					    &th->ovh[b]);
-				b++;
-			}
-		}
+		spill_get(g, th->ms, mark_record, &mc);
+		spill_get(g, th->ovs, ovh_record, &mc);
 	}
 	if (main)
 		for (k = 0; k < g->npause; k++)

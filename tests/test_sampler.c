@@ -498,9 +498,12 @@ check_chain(const struct tsamples *ts)
 		RTPROF_CHECK_GT(tot, 0.9 * full);
 		fprintf(stderr, "chain split: %.3f %.3f %.3f (want .2 .3 .5)\n",
 		    fa, fb, fc);
-		RTPROF_CHECK(fa > 0.14 && fa < 0.26);
-		RTPROF_CHECK(fb > 0.24 && fb < 0.36);
-		RTPROF_CHECK(fc > 0.44 && fc < 0.56);
+		/* Under TSan signals wait for its safe points: skewed. */
+		if (getenv("RTPROF_TEST_TSAN") == NULL) {
+			RTPROF_CHECK(fa > 0.14 && fa < 0.26);
+			RTPROF_CHECK(fb > 0.24 && fb < 0.36);
+			RTPROF_CHECK(fc > 0.44 && fc < 0.56);
+		}
 	}
 	/* Every sample in chain_c shows the whole chain, labels in place. */
 	RTPROF_CHECK_GE(ordered, in[2] * 95 / 100);
@@ -510,7 +513,7 @@ check_chain(const struct tsamples *ts)
 static void
 check_sleepy(const struct tsamples *ts, uint64_t signals)
 {
-	uint64_t cpu = 0, asleep = 0, same = 0;
+	uint64_t cpu = 0, asleep = 0, same = 0, awake_full = 0;
 	double wall;
 
 	RTPROF_CHECK_GT(ts->n, RUN_MS / 4);
@@ -518,6 +521,8 @@ check_sleepy(const struct tsamples *ts, uint64_t signals)
 		cpu += ts->v[k].cpu;
 		asleep += (ts->v[k].flags & RTPROF_SAMPLE_ASLEEP) != 0;
 		same += ts->v[k].kind == RTPROF_REC_SAME;
+		awake_full += ts->v[k].kind == RTPROF_REC_SAMPLE &&
+		    !(ts->v[k].flags & RTPROF_SAMPLE_ASLEEP);
 	}
 	wall = (double)(ts->v[ts->n - 1].t - ts->v[0].t) / D.tps * 1e9;
 	fprintf(stderr, "sleepy: %zu samples, cpu %.3f of wall, asleep %.3f"
@@ -530,11 +535,12 @@ check_sleepy(const struct tsamples *ts, uint64_t signals)
 	 * machine, less when its busy part waits for a CPU). */
 	RTPROF_CHECK(fabs((double)asleep / (ts->n - 1) -
 	    sleepy_asleep_share) < 0.15);
-	RTPROF_CHECK(sleepy_asleep_share > 0.5);
-	RTPROF_CHECK((double)same / (ts->n - 1) > 0.5);
-	/* ~RUN_MS / 10 periods: a signal while busy and at most one asleep
-	 * per period. */
-	RTPROF_CHECK_LE(signals, 2 * (RUN_MS / 10) + 10);
+	/* Asleep (and sampled once) means SAME, O(1). */
+	RTPROF_CHECK((double)same / (ts->n - 1) >
+	    (double)asleep / (ts->n - 1) - 0.1);
+	/* Never signalled while asleep: each signal gave one SAMPLE of it
+	 * awake (a few more in flight at start and stop). */
+	RTPROF_CHECK_LE(signals, awake_full + 3);
 }
 
 static void
