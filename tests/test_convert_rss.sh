@@ -9,8 +9,9 @@
 # MiB). The peak RSS comes from GNU time (/usr/bin/time -v) when present,
 # else from python3's resource.getrusage(RUSAGE_CHILDREN) around the
 # converter alone (which then includes the ~10 MiB python had when it
-# forked: exec keeps the child's high-water mark). Not a ctest entry yet: the converter keeps whole dumps in
-# memory today (BENCHMARKS.md, "Converter throughput"); run it by hand, e.g.
+# forked: exec keeps the child's high-water mark). A ctest entry in the
+# optimised build (tests/CMakeLists.txt): the converter spills what grows
+# with the dump (codec/spill.h). By hand, e.g.
 #   tests/test_convert_rss.sh build/bench/gen_dump build/msgpack2gecko
 set -u
 
