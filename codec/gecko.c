@@ -3493,6 +3493,30 @@ sym_get(struct gsess *g)
 }
 
 /*
+ * C++ names read as people write them: libstdc++'s demangler (the C ABI
+ * entry point; the converter links libstdc++, which every C++ program on
+ * the machine has too). Return: a malloc'ed name, or NULL to keep @name.
+ */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
+    int *status);
+
+static char *
+demangle(const char *name)
+{
+	int status = 0;
+	char *d;
+
+	if (name[0] != '_' || name[1] != 'Z')
+		return NULL;
+	d = __cxa_demangle(name, NULL, NULL, &status);
+	if (status != 0) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+/*
  * The location of native frame @addr: "name (in lib)" (*@line from debug
  * info, else 0) when symbolized, else the absolute address in hex (which
  * the front-end can look up in libs). A return address (@ret) is looked
@@ -3513,15 +3537,19 @@ native_location(struct gsess *g, struct tout *to, uint64_t addr, bool ret,
 	    RTPROF_SYM_OK && r.name != NULL && r.module >= 0 &&
 	    (size_t)r.module < g->nmod) {
 		const char *lib = basename_of(g->mod[r.module].path);
-		size_t nn = strlen(r.name), nl = strlen(lib);
+		char *dm = demangle(r.name);
+		const char *name = dm != NULL ? dm : r.name;
+		size_t nn = strlen(name), nl = strlen(lib);
 		char *s = malloc(nn + nl + 7);
 		int64_t loc;
 
 		if (s == NULL) {
+			free(dm);
 			gecko_fail(g, -ENOMEM);
 			return 0;
 		}
-		memcpy(s, r.name, nn);
+		memcpy(s, name, nn);
+		free(dm);
 		memcpy(s + nn, " (in ", 5);
 		memcpy(s + nn + 5, lib, nl);
 		s[nn + 5 + nl] = ')';

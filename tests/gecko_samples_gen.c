@@ -46,7 +46,10 @@
 #define ADDR_NOWHERE 0x10ull
 
 enum { MAIN = 100, WORKER = 101, RT = 102, QUIET = 103, SAMPLER = 104,
-    LOST = 105 };
+    LOST = 105, CXX = 106 };
+
+/* A C++ member function (gecko_samples_cxx.cpp): names are demangled. */
+const void *gs_cxx_function(void);
 
 /* ---- functions whose addresses are recorded (noinline, global) ---- */
 
@@ -161,6 +164,7 @@ write_samples(struct dg *g, const struct selfmod *self, const char *path)
 	CK(dg_thread(g, QUIET, "quiet", 0, MS(0), 0));
 	CK(dg_thread(g, SAMPLER, "rtprof sampler", 4, MS(0), 0));
 	CK(dg_thread(g, LOST, "lost", 0, MS(0), 0));
+	CK(dg_thread(g, CXX, "cxx", 0, MS(0), 0));
 	CK(dg_string(g, REF_FRAME_LOOP, "frame loop"));
 	CK(dg_string(g, REF_PROCESS_BLOCK, "process block"));
 	CK(dg_string(g, REF_START, "start"));
@@ -202,6 +206,9 @@ write_samples(struct dg *g, const struct selfmod *self, const char *path)
 	f[0] = REF_PROCESS_BLOCK;
 	sample(g, MS(1), RT, 0, RTPROF_SAMPLE_LABELS, f, "L");
 	sample(g, MS(2), RT, 10, RTPROF_SAMPLE_LABELS, f, "");
+	/* C++: the leaf is rtprof_test::Mixer::process(int). */
+	f[0] = (uint64_t)(uintptr_t)gs_cxx_function();
+	sample(g, MS(1), CXX, 0, 0, f, "N");
 	/* A thread whose SAMPLE was lost: SAME has an unknown stack. */
 	CK(dg_rec_same(g, SAMPLER, MS(1), LOST, 0, 0));
 	CK(dg_rec_same(g, SAMPLER, MS(2), LOST, 0, RTPROF_SAMPLE_ASLEEP));

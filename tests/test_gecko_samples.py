@@ -91,11 +91,17 @@ def main():
         proc = p
     th = threads_by_name(proc)
     check(set(th) == {"GeckoMain", "worker", "audio", "quiet",
-                      "rtprof sampler", "lost"}, f"threads {set(th)}")
+                      "rtprof sampler", "lost", "cxx"}, f"threads {set(th)}")
 
     symbolized = mode not in ("nosym", "nofile")
     outer = f"gs_outer (in {lib})"
     inner = f"gs_inner (in {lib})"
+
+    # C++ names are demangled.
+    cx = stacks(p, th["cxx"])
+    if symbolized:
+        want = [f"rtprof_test::Mixer::process(int) (in {lib})"]
+        check(locs(cx[0][1]) == want, f"cxx stack {cx[0][1]}")
 
     # Worker: exact stacks, merge order kept, CPU deltas, idle leaf, SAME.
     w = th["worker"]
@@ -213,7 +219,7 @@ def main():
     check(so["ticks"] == 2 and so["totalNs"] == 37000 and
           so["meanNsPerTick"] == 18500 and so["maxNsPerTick"] == 24000,
           f"overhead summary {so}")
-    check(log["sampler"]["samples"] == 9 and
+    check(log["sampler"]["samples"] == 10 and
           log["sampler"]["sameStack"] == 4 and
           log["sampler"]["sameStackUnknown"] == 2,
           f"sampler log {log['sampler']}")
