@@ -111,8 +111,10 @@ unregister(struct rtprof__thread *th)
 	t->expect = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->nesting--;
-	rtprof__clock_pair(&ticks, &mono, &wall);
 	lk = rtprof__lock();
+	/* Under the lock: after any sample the sampler took of this thread
+	 * (it samples under the lock), so no sample is later than the exit. */
+	rtprof__clock_pair(&ticks, &mono, &wall);
 	th->unregister_ticks = ticks;
 	/* From here the collector owns both rings (the mutex orders the
 	 * owner's last ring operations before the collector's). */
