@@ -302,6 +302,46 @@ json_i64(struct json *j, int64_t v)
  * by hand; others go through snprintf with the shortest round-trip form.
  * NaN and infinities are not JSON: they become null.
  */
+/*
+ * Times and most numbers: at most 6 decimals (ns in ms), integer-formatted.
+ * Return: the length, or 0 when |@v| >= 1e9 (the caller prints it fully).
+ */
+static size_t
+fmt_ms(char *b, double v)
+{
+	double scaled;
+	int64_t s;
+	uint64_t a, ip, fp;
+	size_t n = 0;
+
+	if (!(fabs(v) < 1e9))
+		return 0;
+	scaled = round(v * 1e6);
+	s = (int64_t)scaled;
+	a = s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
+	ip = a / 1000000;
+	fp = a % 1000000;
+	if (s < 0)
+		b[n++] = '-';
+	n += fmt_u64(b + n, ip);
+	if (fp != 0) {
+		b[n++] = '.';
+		for (uint64_t d = 100000; d > 0 && fp != 0; d /= 10) {
+			b[n++] = (char)('0' + fp / d);
+			fp %= d;
+		}
+	}
+	return n;
+}
+
+/* An element already formatted as JSON (@p, @n bytes). */
+static void
+json_elem(struct json *j, const char *p, size_t n)
+{
+	json_sep(j);
+	json_raw(j, p, n);
+}
+
 static void
 json_f64(struct json *j, double v)
 {
@@ -313,24 +353,7 @@ json_f64(struct json *j, double v)
 		return;
 	}
 	json_sep(j);
-	if (fabs(v) < 1e9) {
-		double scaled = round(v * 1e6);
-		int64_t s = (int64_t)scaled;
-		uint64_t a = s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
-		uint64_t ip = a / 1000000, fp = a % 1000000;
-
-		if (s < 0)
-			b[n++] = '-';
-		n += fmt_u64(b + n, ip);
-		if (fp != 0) {
-			int d;
-
-			b[n++] = '.';
-			for (d = 100000; d > 0 && fp != 0; d /= 10) {
-				b[n++] = (char)('0' + fp / (uint64_t)d);
-				fp %= (uint64_t)d;
-			}
-		}
+	if ((n = fmt_ms(b, v)) != 0) {
 		json_raw(j, b, n);
 		return;
 	}
@@ -834,6 +857,10 @@ struct gschema {
 	struct {
 		char *key, *label, *format;
 		uint32_t kind;
+		/* Resolved once (write_marker runs per marker): */
+		const char *ofmt;       /* the format written (field_format) */
+		bool idx;               /* its values are stringTable indexes */
+		bool is_type;           /* key "type": the payload's own */
 	} *f;
 };
 
@@ -1272,6 +1299,9 @@ on_thread(void *ctx, const struct rtprof_dump_thread *t)
 	return g->err;
 }
 
+static bool format_is_index(const char *f);
+static const char *field_format(const char *declared, uint32_t kind);
+
 static int
 on_schema(void *ctx, const struct rtprof_dump_schema *s)
 {
@@ -1324,6 +1354,11 @@ on_schema(void *ctx, const struct rtprof_dump_schema *s)
 		sc->f[i].format = dup_opt(f->format != NULL ? f->format : "",
 		    &g->err);
 		sc->f[i].kind = f->kind;
+		if (g->err == 0) {
+			sc->f[i].ofmt = field_format(sc->f[i].format, f->kind);
+			sc->f[i].idx = format_is_index(sc->f[i].ofmt);
+			sc->f[i].is_type = strcmp(sc->f[i].key, "type") == 0;
+		}
 	}
 	return g->err;
 }
@@ -1685,17 +1720,22 @@ scache_key(const struct rtprof_rec_view *r, unsigned n, bool idle,
 	return 1 + RTPROF_REC_MASK_WORDS + n;
 }
 
+/* Four independent lanes: no multiply waits for the previous one. */
 static uint64_t
 scache_hash(const uint64_t *key, size_t words)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull;
+	uint64_t h[4] = { 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
+	    0x165667b19e3779f9ull, 0x27d4eb2f165667c5ull };
+	size_t i = 0;
 
-	for (size_t i = 0; i < words; i++) {
-		h ^= key[i];
-		h *= 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 31;
-	}
-	return h;
+	for (; i + 4 <= words; i += 4)
+		for (int k = 0; k < 4; k++)
+			h[k] = (h[k] ^ key[i + k]) * 0xbf58476d1ce4e5b9ull;
+	for (; i < words; i++)
+		h[i & 3] = (h[i & 3] ^ key[i]) * 0xbf58476d1ce4e5b9ull;
+	for (int k = 1; k < 4; k++)
+		h[0] = (h[0] ^ (h[k] >> 29) ^ h[k]) * 0x94d049bb133111ebull;
+	return h[0] ^ h[0] >> 31;
 }
 
 /* Return: the leaf node cached for @key, or -1. */
@@ -1785,9 +1825,13 @@ on_sample(struct gsess *g, const struct rtprof_rec_view *r)
 	if (r->flags & RTPROF_SAMPLE_NO_NATIVE)
 		g->nno_native++;
 	if (n != 0) {
-		for (unsigned i = 0; i < n; i++)
-			if (!rtprof_rec_frame_is_label(r->label_mask, i))
-				g->has_native = true;
+		unsigned labels = 0;
+
+		for (unsigned w = 0; w < RTPROF_REC_MASK_WORDS; w++)
+			labels += (unsigned)__builtin_popcountll(
+			    r->label_mask[w]);
+		if (labels < n)
+			g->has_native = true;
 		words = scache_key(r, n, idle, key);
 		h = scache_hash(key, words);
 		node = scache_get(&th->sc, key, words, h);
@@ -3106,7 +3150,7 @@ write_gathering_log(struct gsess *g, struct json *j)
 
 static void
 write_field_value(struct gsess *g, struct json *j, struct tout *to,
-    const char *fmt, uint32_t kind, const struct rtprof_val *v)
+    bool idx, uint32_t kind, const struct rtprof_val *v)
 {
 	char buf[64];
 	const char *s = NULL;
@@ -3121,7 +3165,7 @@ write_field_value(struct gsess *g, struct json *j, struct tout *to,
 		n = v->v.str.n;
 		break;
 	case RTPROF_VAL_F64:
-		if (format_is_index(fmt)) {
+		if (idx) {
 			snprintf(buf, sizeof(buf), "%.17g", v->v.d);
 			s = buf;
 			n = strlen(buf);
@@ -3133,7 +3177,7 @@ write_field_value(struct gsess *g, struct json *j, struct tout *to,
 	case RTPROF_VAL_I64:
 	case RTPROF_VAL_U64:
 		/* General encodings are tagged by sign: the schema decides. */
-		if (format_is_index(fmt)) {
+		if (idx) {
 			if (kind == 1 || v->kind == RTPROF_VAL_I64)
 				snprintf(buf, sizeof(buf), "%" PRId64, v->v.i);
 			else
@@ -3158,7 +3202,7 @@ write_field_value(struct gsess *g, struct json *j, struct tout *to,
 		json_null(j);
 		return;
 	}
-	if (format_is_index(fmt))
+	if (idx)
 		json_i64(j, intern(g, to, s, n));
 	else
 		json_strn(j, s, n);
@@ -3215,14 +3259,11 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 		json_key(j, "type");
 		json_str(j, sc->name);
 		for (uint32_t i = 0; i < sc->nfields && i < m->nvals; i++) {
-			const char *fmt = field_format(sc->f[i].format,
-			    sc->f[i].kind);
-
-			if (strcmp(sc->f[i].key, "type") == 0)
+			if (sc->f[i].is_type)
 				continue;
 			json_key(j, sc->f[i].key);
-			write_field_value(g, j, to, fmt, sc->f[i].kind,
-			    &m->vals[i]);
+			write_field_value(g, j, to, sc->f[i].idx,
+			    sc->f[i].kind, &m->vals[i]);
 		}
 		json_obj_end(j);
 	}
@@ -3659,17 +3700,34 @@ build_tables(struct gsess *g, struct tout *to, struct gthread *th,
 }
 
 
+/* One samples row [stack, time, eventDelay, threadCPUDelta], formatted
+ * at once (a profile has millions of them). */
 static void
 write_smp(struct gsess *g, struct json *j, const struct otables *o,
     const struct gsmp *s, double t, uint64_t cpu_ns)
 {
-	json_arr(j);
-	json_u64(j, o->map[s->stack]);
-	json_f64(j, t);
-	json_u64(j, 0);
-	json_u64(j, cpu_ns);
-	json_arr_end(j);
+	char b[96];
+	size_t n = 0, m;
+
 	(void)g;
+	b[n++] = '[';
+	n += fmt_u64(b + n, o->map[s->stack]);
+	b[n++] = ',';
+	if ((m = fmt_ms(b + n, t)) == 0) {      /* beyond 11 days: rare */
+		json_arr(j);
+		json_u64(j, o->map[s->stack]);
+		json_f64(j, t);
+		json_u64(j, 0);
+		json_u64(j, cpu_ns);
+		json_arr_end(j);
+		return;
+	}
+	n += m;
+	memcpy(b + n, ",0,", 3);
+	n += 3;
+	n += fmt_u64(b + n, cpu_ns);
+	b[n++] = ']';
+	json_elem(j, b, n);
 }
 
 /* Reading a thread's sampler samples back (write_sampled). */
