@@ -436,15 +436,8 @@ pf(int ok)
 	return ok ? "pass" : "fail";
 }
 
-struct target {
-	const char *name;
-	const char *rule;
-	double value, limit;
-	int known;
-};
-
 static unsigned
-compute_targets(struct target *t)
+compute_targets(struct bench_target *t)
 {
 	const struct bench_case *fs = case_find("floor_shlib");
 	const struct bench_case *mk = case_find("mark");
@@ -452,19 +445,19 @@ compute_targets(struct target *t)
 	const struct bench_case *m2 = case_find("mutex_2t");
 	unsigned n = 0;
 
-	t[n++] = (struct target){ "mark_le_1.5x_floor_shlib",
+	t[n++] = (struct bench_target){ "mark_le_1.5x_floor_shlib",
 		"median ns of rtprof_mark <= 1.5 x floor_shlib",
 		mk->median_ns, 1.5 * fs->median_ns, mk->done && fs->done };
-	t[n++] = (struct target){ "mark_ir_le_80",
+	t[n++] = (struct bench_target){ "mark_ir_le_80",
 		"callgrind instructions per rtprof_mark <= 80",
 		mk->ir, 80, mk->ir >= 0 };
-	t[n++] = (struct target){ "interval_le_2.5x_floor_shlib",
+	t[n++] = (struct bench_target){ "interval_le_2.5x_floor_shlib",
 		"median ns of rtprof_begin + rtprof_end <= 2.5 x floor_shlib",
 		iv->median_ns, 2.5 * fs->median_ns, iv->done && fs->done };
-	t[n++] = (struct target){ "interval_3x_faster_than_mutex_2t",
+	t[n++] = (struct bench_target){ "interval_3x_faster_than_mutex_2t",
 		"begin + end <= (2 records x mutex_2t per record) / 3",
 		iv->median_ns, 2 * m2->median_ns / 3, iv->done && m2->done };
-	t[n++] = (struct target){ "mark_p9999_le_100ns",
+	t[n++] = (struct bench_target){ "mark_p9999_le_100ns",
 		"p99.99 latency of rtprof_mark <= 100 ns",
 		mk->lat_ns[3], 100, mk->lat_done };
 	return n;
@@ -486,7 +479,7 @@ report(FILE *out, int json, const struct rtprof_session_status *ss,
 {
 	const struct bench_case *fs = case_find("floor_shlib");
 	const struct bench_case *fi = case_find("floor_inline");
-	struct target t[8];
+	struct bench_target t[8];
 	unsigned nt = compute_targets(t);
 
 	fprintf(out, "\nbench_hotpath: %u runs x %" PRIu64 " ops, median (min); "
@@ -636,22 +629,6 @@ usage(void)
 	exit(2);
 }
 
-static int
-selected(const char *only, const char *name)
-{
-	size_t n = strlen(name);
-	const char *p = only;
-
-	if (only == NULL)
-		return 1;
-	while ((p = strstr(p, name)) != NULL) {
-		if ((p == only || p[-1] == ',') && (p[n] == ',' || p[n] == 0))
-			return 1;
-		p += n;
-	}
-	return 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -768,11 +745,11 @@ main(int argc, char **argv)
 		return 1;
 	tsc_per_ns = bench_tsc_per_ns(200);
 	for (size_t i = 0; i < NCASES; i++)
-		if (selected(only, cases[i].name))
+		if (bench_selected(only, cases[i].name))
 			run_case(&cases[i], runs, events);
 	pair_ticks = measure_pair_ticks(1000000);
 	for (size_t i = 0; i < NCASES; i++)
-		if (cases[i].latency && lat_events > 0 && selected(only, cases[i].name))
+		if (cases[i].latency && lat_events > 0 && bench_selected(only, cases[i].name))
 			run_latency(&cases[i], lat_events, tsc_per_ns);
 
 	rc = rtprof_session_stop();

@@ -195,4 +195,29 @@ typedef void bench_lat_fn(const struct bench_ctx *c, uint64_t n,
 BENCH_RT_CASES(BENCH_DECLARE_RT)
 #undef BENCH_DECLARE_RT
 
+/* Is @name one of the comma-separated @only (NULL: everything)? */
+static inline int
+bench_selected(const char *only, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = only;
+
+	if (only == NULL)
+		return 1;
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == only || p[-1] == ',') && (p[n] == ',' || p[n] == 0))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+/* A benchmark's target: @value measured against @limit (@rule says how). */
+struct bench_target {
+	const char *name;
+	const char *rule;
+	double value, limit;
+	int known;              /* measured in this run */
+};
+
 #endif /* RTPROF_BENCH_HARNESS_H */
