@@ -48,6 +48,9 @@
 #define GECKO_SELF_MEMORY_NAME "rtprof memory"
 #define GECKO_PROCESS_MEMORY_NAME "Process memory"
 #define GECKO_OVERHEAD_SCHEMA "ProfilerOverhead"
+#define GECKO_DROPPED_SCHEMA "rtprof.Dropped"
+/* gmark.kind of a "Dropped events" marker (not a record kind). */
+#define GMARK_DROPPED 0x80
 
 /* ------------------------------------------------------------------ */
 /* Streaming JSON writer                                                */
@@ -819,6 +822,8 @@ struct gthread {
 	bool has_unreg;
 	uint64_t unreg;
 	uint64_t first_ticks;           /* first record, when not described */
+	uint64_t last_data;             /* last_ticks of its previous DATA */
+	bool has_last_data;
 	bool has_first;
 	/*
 	 * What grows with the dump is spilled (codec/spill.h): markers in
@@ -1431,6 +1436,8 @@ on_string(void *ctx, uint64_t ref, const char *text, size_t len)
 	return 0;
 }
 
+static int marker_add(struct gsess *g, struct gthread *th, struct gmark *m);
+
 static int
 on_data(void *ctx, const struct rtprof_dump_data *d)
 {
@@ -1444,6 +1451,37 @@ on_data(void *ctx, const struct rtprof_dump_data *d)
 		return g->err;
 	th->dropped_full += d->dropped_full;
 	th->dropped_nested += d->dropped_nested;
+	/*
+	 * Events dropped since the thread's previous chunk: a "Dropped
+	 * events" interval from its previous chunk's last record to this
+	 * chunk's first, so the timeline shows where data is missing.
+	 */
+	if (d->byte_offset == 0 && (d->dropped_full || d->dropped_nested)) {
+		struct gmark m;
+		struct rtprof_val *v = calloc(2, sizeof(*v));
+
+		if (v == NULL)
+			return gecko_fail(g, -ENOMEM);
+		memset(&m, 0, sizeof(m));
+		m.kind = GMARK_DROPPED;
+		m.phase = 1;
+		m.t0 = th->has_last_data && th->last_data <= d->first_ticks ?
+		    th->last_data : d->first_ticks;
+		m.t1 = d->first_ticks;
+		m.nvals = 2;
+		v[0].kind = RTPROF_VAL_U64;
+		v[0].v.u = d->dropped_full;
+		v[1].kind = RTPROF_VAL_U64;
+		v[1].v.u = d->dropped_nested;
+		m.vals = v;
+		note_time(g, m.t1);
+		if (marker_add(g, th, &m) != 0)
+			return g->err;
+	}
+	if (d->nrec != 0) {
+		th->last_data = d->last_ticks;
+		th->has_last_data = true;
+	}
 	return 0;
 }
 
@@ -2499,6 +2537,58 @@ write_sample_units(struct json *j)
 	json_obj_end(j);
 }
 
+/* Events a thread dropped at the source (DATA frame drop counts). */
+static void
+write_dropped_schema(struct json *j)
+{
+	json_obj(j);
+	json_key(j, "name");
+	json_str(j, GECKO_DROPPED_SCHEMA);
+	json_key(j, "display");
+	json_arr(j);
+	json_str(j, "marker-chart");
+	json_str(j, "marker-table");
+	json_str(j, "timeline-overview");
+	json_arr_end(j);
+	json_key(j, "tooltipLabel");
+	json_str(j, "{marker.data.full} events dropped (no free chunk), "
+	    "{marker.data.nested} re-entrant");
+	json_key(j, "tableLabel");
+	json_str(j, "dropped: {marker.data.full} no free chunk, "
+	    "{marker.data.nested} re-entrant");
+	json_key(j, "chartLabel");
+	json_str(j, "dropped {marker.data.full}");
+	json_key(j, "data");
+	json_arr(j);
+	json_obj(j);
+	json_key(j, "key");
+	json_str(j, "full");
+	json_key(j, "label");
+	json_str(j, "No free chunk");
+	json_key(j, "format");
+	json_str(j, "integer");
+	json_obj_end(j);
+	json_obj(j);
+	json_key(j, "key");
+	json_str(j, "nested");
+	json_key(j, "label");
+	json_str(j, "Re-entrant (signal handler)");
+	json_key(j, "format");
+	json_str(j, "integer");
+	json_obj_end(j);
+	json_obj(j);
+	json_key(j, "label");
+	json_str(j, "Description");
+	json_key(j, "value");
+	json_str(j, "the thread recorded these events while rtprof had no "
+	    "free chunk for it (memory limit, writer behind) or while it was "
+	    "already recording (a signal handler): they are not in the "
+	    "profile");
+	json_obj_end(j);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
 /* The schema of the sampler's OVERHEAD markers (one per tick). */
 static void
 write_overhead_schema(struct json *j)
@@ -2674,6 +2764,7 @@ write_meta(struct gsess *g, struct json *j, bool top)
 	json_arr_end(j);
 	json_obj_end(j);
 	write_overhead_schema(j);
+	write_dropped_schema(j);
 	json_arr_end(j);
 	json_obj_end(j);
 }
@@ -3221,7 +3312,10 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 	    g->schema[m->type].present)
 		sc = &g->schema[m->type];
 	json_arr(j);
-	if (m->kind == RTPROF_REC_TYPED) {
+	if (m->kind == GMARK_DROPPED) {
+		name = "Dropped events";
+		n = strlen(name);
+	} else if (m->kind == RTPROF_REC_TYPED) {
 		if (sc != NULL) {
 			name = sc->name;
 			n = strlen(name);
@@ -3251,6 +3345,19 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 		break;
 	}
 	json_u64(j, m->phase);
+	if (m->kind == GMARK_DROPPED) {
+		json_u64(j, g->cat_profiler);
+		json_obj(j);
+		json_key(j, "type");
+		json_str(j, GECKO_DROPPED_SCHEMA);
+		json_key(j, "full");
+		json_u64(j, m->nvals > 0 ? m->vals[0].v.u : 0);
+		json_key(j, "nested");
+		json_u64(j, m->nvals > 1 ? m->vals[1].v.u : 0);
+		json_obj_end(j);
+		json_arr_end(j);
+		return;
+	}
 	json_u64(j, cat_index(g, m->category));
 	if (sc == NULL) {
 		json_null(j);

@@ -34,6 +34,7 @@ struct dg_thr {
 	uint64_t first, last;   /* first record's t0, largest t0 */
 	uint64_t chunk_seq;     /* next DATA frame's chunk number */
 	uint64_t recorded;      /* records written this session */
+	uint64_t drop_full, drop_nested; /* for the next DATA frame */
 };
 
 struct dg {
@@ -261,11 +262,12 @@ thr_flush(struct dg *g, struct dg_thr *t)
 	msgpack_pack_uint64(&pk, t->nrec);
 	msgpack_pack_uint64(&pk, t->first);
 	msgpack_pack_uint64(&pk, t->last);
-	msgpack_pack_uint64(&pk, 0);
-	msgpack_pack_uint64(&pk, 0);
+	msgpack_pack_uint64(&pk, t->drop_full);
+	msgpack_pack_uint64(&pk, t->drop_nested);
 	rc = frame_write(g, RTPROF_FRAME_DATA, b.data, b.size, t->buf, t->len);
 	if (rc != 0)
 		return rc;
+	t->drop_full = t->drop_nested = 0;
 	t->recorded += t->nrec;
 	t->chunk_seq++;
 	t->len = 0;
@@ -900,6 +902,20 @@ dg_rec_overhead(struct dg *g, int64_t tid, uint64_t t0, uint64_t t1,
 	p = put64(p, 0xcf, counters_ns);
 	p = put64(p, 0xcf, nthreads);
 	return rec_close(th, p, t0);
+}
+
+int
+dg_drops(struct dg *g, int64_t tid, uint64_t full, uint64_t nested)
+{
+	struct dg_thr *t;
+
+	if (g->err != 0)
+		return g->err;
+	if ((t = thr_get(g, tid)) == NULL)
+		return -ENOMEM;
+	t->drop_full += full;
+	t->drop_nested += nested;
+	return g->err;
 }
 
 int

@@ -138,6 +138,10 @@ int dg_rec_overhead(struct dg *g, int64_t tid, uint64_t t0, uint64_t t1,
     uint64_t lock_ns, uint64_t threads_ns, uint64_t counters_ns,
     uint64_t nthreads);
 
+/* Events thread @tid dropped at the source since its previous DATA frame:
+ * sent with its next DATA frame (which must have a record). */
+int dg_drops(struct dg *g, int64_t tid, uint64_t full, uint64_t nested);
+
 /* Ends the pending DATA frame of every thread. */
 int dg_flush(struct dg *g);
 int dg_pause(struct dg *g, uint64_t start_ticks, uint64_t end_ticks);

@@ -184,6 +184,12 @@ write_samples(struct dg *g, const struct selfmod *self, const char *path)
 	f[2] = REF_PROCESS_BLOCK;
 	sample(g, MS(3), WORKER, 250000, 0, f, "NLL");    /* shared prefix */
 	CK(dg_rec_same(g, SAMPLER, MS(4), WORKER, 0, RTPROF_SAMPLE_ASLEEP));
+	/* The worker's own chunks: one, then 5 + 2 events dropped before
+	 * the next: a "Dropped events" marker from 2.5 to 3.5 ms. */
+	CK(dg_rec_instant(g, WORKER, MS(2.5), REF_START, 7));
+	CK(dg_flush(g));
+	CK(dg_drops(g, WORKER, 5, 2));
+	CK(dg_rec_instant(g, WORKER, MS(3.5), REF_START, 7));
 	CK(dg_rec_same(g, SAMPLER, MS(5), WORKER, 1000, 0));
 	/* Out of time order in the stream: the converter sorts. */
 	f[2] = inner;

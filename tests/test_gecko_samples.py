@@ -97,6 +97,15 @@ def main():
     outer = f"gs_outer (in {lib})"
     inner = f"gs_inner (in {lib})"
 
+    # Events dropped at the source: a marker where they are missing.
+    dropped = [m for m in markers(th["worker"]) if m["name"] == "Dropped events"]
+    check(len(dropped) == 1 and dropped[0]["start"] == 2.5 and
+          dropped[0]["end"] == 3.5 and dropped[0]["phase"] == 1 and
+          dropped[0]["data"] == {"type": "rtprof.Dropped", "full": 5,
+                                 "nested": 2}, f"dropped markers {dropped}")
+    check(any(s["name"] == "rtprof.Dropped" for s in meta["markerSchema"]),
+          "no rtprof.Dropped schema")
+
     # C++ names are demangled.
     cx = stacks(p, th["cxx"])
     if symbolized:
