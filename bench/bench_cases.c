@@ -35,3 +35,7 @@ BENCH_DEFINE(BENCH_V(bench_loop_label), BENCH_V(bench_lat_label),
 
 BENCH_DEFINE(BENCH_V(bench_loop_counter), BENCH_V(bench_lat_counter),
     rtprof_counter_add(c->counter, 1))
+
+BENCH_DEFINE(BENCH_V(bench_loop_audio), BENCH_V(bench_lat_audio),
+    rtprof_audio_begin(c->audio, 128, 48000);
+    rtprof_audio_end(c->audio))

@@ -436,6 +436,8 @@ pf(int ok)
 	return ok ? "pass" : "fail";
 }
 
+#define AUDIO_BUDGET_NS (128 * 1e9 / 48000)
+
 static unsigned
 compute_targets(struct bench_target *t)
 {
@@ -443,6 +445,7 @@ compute_targets(struct bench_target *t)
 	const struct bench_case *mk = case_find("mark");
 	const struct bench_case *iv = case_find("interval");
 	const struct bench_case *m2 = case_find("mutex_2t");
+	const struct bench_case *au = case_find("audio");
 	unsigned n = 0;
 
 	t[n++] = (struct bench_target){ "mark_le_1.5x_floor_shlib",
@@ -460,6 +463,14 @@ compute_targets(struct bench_target *t)
 	t[n++] = (struct bench_target){ "mark_p9999_le_100ns",
 		"p99.99 latency of rtprof_mark <= 100 ns",
 		mk->lat_ns[3], 100, mk->lat_done };
+	/* Issue 6: tracing one 128-frame / 48 kHz callback (2.667 ms). */
+	t[n++] = (struct bench_target){ "audio_cb_le_0.1pct_budget",
+		"median % of a 128-frame / 48 kHz budget to trace a callback "
+		"(begin + end + counters) <= 0.1",
+		au->median_ns / AUDIO_BUDGET_NS * 100, 0.1, au->done };
+	t[n++] = (struct bench_target){ "audio_cb_p9999_le_0.1pct_budget",
+		"the same at p99.99 of the latency run <= 0.1",
+		au->lat_ns[3] / AUDIO_BUDGET_NS * 100, 0.1, au->lat_done };
 	return n;
 }
 
@@ -479,7 +490,7 @@ report(FILE *out, int json, const struct rtprof_session_status *ss,
 {
 	const struct bench_case *fs = case_find("floor_shlib");
 	const struct bench_case *fi = case_find("floor_inline");
-	struct bench_target t[8];
+	struct bench_target t[10];
 	unsigned nt = compute_targets(t);
 
 	fprintf(out, "\nbench_hotpath: %u runs x %" PRIu64 " ops, median (min); "
@@ -690,6 +701,15 @@ main(int argc, char **argv)
 
 	ctx.type2 = rtprof_marker_type_declare(&schema2);
 	ctx.counter = rtprof_counter_declare("bench.counter", "bench", "bench counter");
+	{
+		static rtprof_audio audio;
+
+		ctx.audio = &audio;
+		if (rtprof_audio_init(&audio, "bench") != 0) {
+			fprintf(stderr, "bench_hotpath: rtprof_audio_init failed\n");
+			return 1;
+		}
+	}
 	if (ctx.type2 == NULL || ctx.counter == NULL) {
 		fprintf(stderr, "bench: declare failed: %s\n", strerror(errno));
 		return 1;

@@ -35,6 +35,7 @@
 struct bench_ctx {
 	const rtprof_marker_type *type2; /* a marker type with two i64 fields */
 	rtprof_counter *counter;
+	rtprof_audio *audio;             /* an audio callback site */
 };
 
 /* Latency histogram in TSC ticks: one bucket per tick, then overflow. */
@@ -187,7 +188,8 @@ typedef void bench_lat_fn(const struct bench_ctx *c, uint64_t n,
 	X(interval, 2, "rtprof_begin + rtprof_end: one interval")              \
 	X(marker2, 1, "typed marker: open + 2x put_i64 + close")               \
 	X(label, 0, "rtprof_label_push + rtprof_label_pop")                    \
-	X(counter, 1, "rtprof_counter_add")
+	X(counter, 1, "rtprof_counter_add")                                    \
+	X(audio, 3, "rtprof_audio_begin + _end: one traced 128-frame callback")
 
 #define BENCH_DECLARE_RT(name, recs, desc)                                     \
 	bench_loop_fn bench_loop_##name##_on, bench_loop_##name##_off;         \

@@ -1,7 +1,10 @@
 /*
  * demo.c - the bundled demo: a periodic real-time-style audio callback
- * thread (128 frames at 48 kHz, every 2.67 ms), a worker thread that loads
- * files, and the main thread, each recording labels, markers and counters.
+ * thread (128 frames at 48 kHz, every 2.67 ms, traced with rtprof_audio:
+ * callback markers, load and jitter graphs, and an overrun every ~0.8 s
+ * when a callback is made too heavy on purpose), a worker thread that
+ * loads files, and the main thread, each recording labels, markers and
+ * counters.
  *
  *   rtprof-demo [-o FILE] [-s SECONDS]      (default: demo.rtprof, 2 s)
  *
@@ -25,8 +28,22 @@
 #define RATE 48000
 
 static atomic_int running = 1;
-static const rtprof_marker_type *callback_type, *load_type;
+static const rtprof_marker_type *load_type;
 static rtprof_counter *queue_depth, *voices;
+static rtprof_audio audio;
+
+/* Busy for @us microseconds: a callback made too heavy on purpose. */
+static void
+burn_us(long us)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000L +
+	    (t.tv_nsec - t0.tv_nsec) / 1000 < us);
+}
 
 static void
 add_ns(struct timespec *t, long ns)
@@ -66,10 +83,9 @@ audio_thread(void *arg)
 	rtprof_thread_register("audio", RTPROF_THREAD_RT);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (atomic_load_explicit(&running, memory_order_relaxed)) {
-		rtprof_rec r;
-		uint64_t t0 = rtprof_now(), t1;
 		int nv = 4 + (int)(n % 64 == 0 ? 40 : n % 7);
 
+		rtprof_audio_begin(&audio, FRAMES, RATE);
 		rtprof_label_push("audio callback");
 		rtprof_counter_set(voices, nv);
 		{
@@ -81,14 +97,12 @@ audio_thread(void *arg)
 			for (int i = 0; i < FRAMES; i++)
 				buf[i] = buf[i] > 0.9f ? 0.9f : buf[i];
 		}
-		rtprof_label_pop();
-		t1 = rtprof_now();
-		if (rtprof_marker_open(&r, callback_type, RTPROF_PHASE_INTERVAL, t0, t1)) {
-			rtprof_put_u64(&r, FRAMES);
-			rtprof_put_u64(&r, (uint64_t)period);
-			rtprof_put_i64(&r, nv);
-			rtprof_marker_close(&r);
+		if (n % 300 == 299) {   /* too heavy: an overrun */
+			RTPROF_LABEL_SCOPE("reverb (heavy)");
+			burn_us(3500);
 		}
+		rtprof_label_pop();
+		rtprof_audio_end(&audio);
 		if (n % 64 == 0)
 			rtprof_mark("heavy block", RTPROF_CAT_AUDIO);
 		n++;
@@ -139,14 +153,6 @@ worker_thread(void *arg)
 int
 main(int argc, char **argv)
 {
-	static const struct rtprof_marker_schema cb = {
-		"Callback", RTPROF_CAT_AUDIO, 0, "callback {marker.data.frames} frames",
-		"{marker.data.voices} voices", NULL, 3, {
-			{ "frames", "Frames", "integer", RTPROF_FIELD_U64 },
-			{ "budget", "Budget", "nanoseconds", RTPROF_FIELD_U64 },
-			{ "voices", "Voices", "integer", RTPROF_FIELD_I64 },
-		}
-	};
 	static const struct rtprof_marker_schema ld = {
 		"Load", RTPROF_CAT_IO, 0, "load {marker.data.file}", "{marker.data.file}",
 		NULL, 2, {
@@ -176,11 +182,11 @@ main(int argc, char **argv)
 		return 1;
 	}
 	rtprof_thread_register("main", RTPROF_THREAD_MAIN);
-	callback_type = rtprof_marker_type_declare(&cb);
 	load_type = rtprof_marker_type_declare(&ld);
 	queue_depth = rtprof_counter_declare("queue depth", "Other", "jobs in flight");
 	voices = rtprof_counter_declare("voices", "Audio", "voices mixed per callback");
-	if (callback_type == NULL || load_type == NULL || queue_depth == NULL || voices == NULL) {
+	if (load_type == NULL || queue_depth == NULL || voices == NULL ||
+	    rtprof_audio_init(&audio, "audio") != 0) {
 		fprintf(stderr, "rtprof-demo: declare: %s\n", strerror(errno));
 		return 1;
 	}

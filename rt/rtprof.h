@@ -158,6 +158,24 @@ typedef struct rtprof_counter {
 	int64_t value; /* current value; updated with __atomic builtins */
 } rtprof_counter;
 
+/*
+ * An audio callback site (rtprof_audio_init, then rtprof_audio_begin/end
+ * around every callback). Owned by the audio thread after init; read the
+ * fields, never write them.
+ */
+typedef struct rtprof_audio {
+	uint32_t struct_size;
+	uint32_t frames, rate;          /* of the callback in progress */
+	const rtprof_marker_type *cb_type, *overrun_type;
+	rtprof_counter *load;           /* DSP load, per mille of the budget */
+	rtprof_counter *jitter;         /* start-to-start minus period, us */
+	rtprof_counter *overruns;       /* callbacks over their budget */
+	double ticks_per_us;
+	uint64_t t_begin;               /* this callback's start (ticks) */
+	uint64_t prev_begin, prev_period; /* the previous callback's */
+	uint64_t callbacks, overrun_count;
+} rtprof_audio;
+
 /* rtprof_settings.sample_interval_us: record markers only, no samples. */
 #define RTPROF_SAMPLING_OFF 0xFFFFFFFFu
 
@@ -550,6 +568,73 @@ rtprof_counter_set(rtprof_counter *c, int64_t value)
 }
 
 /* ------------------------------------------------------------------ */
+/* Audio callbacks                                                       */
+
+/*
+ * rtprof_audio_begin - an audio callback of @frames frames at @rate Hz
+ * starts now; its budget is frames / rate. The interval since the previous
+ * callback's start, minus that callback's period, is the jitter counter.
+ * Context: the audio thread (registered, RTPROF_THREAD_RT); wait-free, no
+ * allocation, no system call.
+ */
+RTPROF_INLINE void
+rtprof_audio_begin(rtprof_audio *a, uint32_t frames, uint32_t rate)
+{
+	uint64_t now = rtprof_now();
+
+	if (a->prev_begin != 0 && a->prev_period != 0)
+		rtprof_counter_set(a->jitter, (int64_t)((double)(int64_t)(now -
+		    a->prev_begin - a->prev_period) / a->ticks_per_us));
+	a->t_begin = now;
+	a->frames = frames;
+	a->rate = rate;
+	a->prev_begin = now;
+	a->prev_period = rate != 0 ? (uint64_t)((double)frames * 1e6 /
+	    (double)rate * a->ticks_per_us) : 0;
+}
+
+/*
+ * rtprof_audio_end - the callback begun last ends now: an "Audio callback"
+ * interval marker {frames, budget, used (ms), load}; when it used more than
+ * its budget, an "Audio overrun" marker too and the overrun counter + 1;
+ * the load counter (per mille).
+ * Context: the audio thread; wait-free, no allocation, no system call.
+ */
+RTPROF_INLINE void
+rtprof_audio_end(rtprof_audio *a)
+{
+	uint64_t now = rtprof_now(), used = now - a->t_begin;
+	double used_ms = (double)used / a->ticks_per_us / 1000.0;
+	double budget_ms = a->rate != 0 ? (double)a->frames * 1000.0 /
+	    (double)a->rate : 0.0;
+	double load = budget_ms > 0.0 ? used_ms / budget_ms : 0.0;
+	rtprof_rec r;
+
+	a->callbacks++;
+	if (rtprof_marker_open(&r, a->cb_type, RTPROF_PHASE_INTERVAL,
+	    a->t_begin, now)) {
+		rtprof_put_u64(&r, a->frames);
+		rtprof_put_f64(&r, budget_ms);
+		rtprof_put_f64(&r, used_ms);
+		rtprof_put_f64(&r, load);
+		rtprof_marker_close(&r);
+	}
+	if (used_ms > budget_ms && budget_ms > 0.0) {
+		a->overrun_count++;
+		if (rtprof_marker_open(&r, a->overrun_type,
+		    RTPROF_PHASE_INTERVAL, a->t_begin, now)) {
+			rtprof_put_u64(&r, a->overrun_count);
+			rtprof_put_f64(&r, budget_ms);
+			rtprof_put_f64(&r, used_ms);
+			rtprof_put_f64(&r, used_ms - budget_ms);
+			rtprof_marker_close(&r);
+		}
+		rtprof_counter_add(a->overruns, 1);
+	}
+	rtprof_counter_set(a->load, (int64_t)(load * 1000.0 + 0.5));
+}
+
+/* ------------------------------------------------------------------ */
 /* Labels and sleep                                                      */
 
 /*
@@ -635,6 +720,18 @@ rtprof_counter_declare(const char *name, const char *category,
     const char *description);
 
 /*
+ * rtprof_audio_init - set up an audio callback site named @name (copied
+ * into its counters' names: "@name load", "@name jitter", "@name
+ * overruns"). Declares the "Audio callback" and "Audio overrun" marker
+ * types (once per process) and the three counters. Register the audio
+ * thread with RTPROF_THREAD_RT (sampled from its labels, never
+ * interrupted), e.g. in JACK's thread-init callback.
+ * Context: any thread, before the first rtprof_audio_begin; may allocate.
+ * Return: 0, or -ENOMEM / -ENOSPC (no more types or counters).
+ */
+RTPROF_API int rtprof_audio_init(rtprof_audio *a, const char *name);
+
+/*
  * rtprof_session_start - start recording into the file descriptor in
  * @settings (the caller keeps it open until stop returns). Threads already
  * registered start recording at their next event.
@@ -711,6 +808,9 @@ RTPROF__NOP void rtprof_put_str(rtprof_rec *r, const char *s, size_t n) { (void)
 RTPROF__NOP void rtprof_marker_close(rtprof_rec *r) { (void)r; }
 RTPROF__NOP void rtprof_counter_add(rtprof_counter *c, int64_t d) { (void)c; (void)d; }
 RTPROF__NOP void rtprof_counter_set(rtprof_counter *c, int64_t v) { (void)c; (void)v; }
+RTPROF__NOP int rtprof_audio_init(rtprof_audio *a, const char *n) { (void)a; (void)n; return 0; }
+RTPROF__NOP void rtprof_audio_begin(rtprof_audio *a, uint32_t f, uint32_t r) { (void)a; (void)f; (void)r; }
+RTPROF__NOP void rtprof_audio_end(rtprof_audio *a) { (void)a; }
 RTPROF__NOP void rtprof_label_push(const char *l) { (void)l; }
 RTPROF__NOP void rtprof_label_pop(void) {}
 #define RTPROF_LABEL_SCOPE(label) ((void)(label))

@@ -52,7 +52,7 @@ def two_dumps():
     a, b = os.path.join(DIR, "pa.rtprof"), os.path.join(DIR, "pb.rtprof")
     # Both recorders start, then wait on stdin: their sessions start when
     # told, 200 ms apart, without process start-up jitter. Each prints the
-    # wall clock just before its session starts: on a loaded machine a
+    # wall clock right after its session started: on a loaded machine a
     # recorder may wake late, so the real delay is taken from them.
     env = dict(os.environ, GECKO_REC_WAIT="1")
     pa = subprocess.Popen([REC, a], stdin=subprocess.PIPE,

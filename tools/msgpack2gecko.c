@@ -10,16 +10,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "convert.h"
 #include "gecko.h"
 
 #define PROG "msgpack2gecko"
@@ -39,20 +37,9 @@ usage(FILE *f)
 	    "One DUMP (at most) or OUT may be - (stdin, stdout); OUT ending in\n"
 	    ".gz is gzipped.\n"
 	    "options:\n"
-	    "  -o, --output OUT  where to write the profile (required)\n"
-	    "  --from MS         drop samples, counter values and instant\n"
-	    "                    markers before MS (ms after the top-level\n"
-	    "                    start); intervals that overlap are kept whole\n"
-	    "  --to MS           the same, after MS\n"
-	    "  --thread NAME     keep only threads named NAME (repeatable);\n"
-	    "                    each process's main thread is always kept\n"
-	    "  --sysroot DIR     look the recorded program's files up under DIR\n"
-	    "                    first (a target's root file system); files are\n"
-	    "                    used only when their build id matches the dump\n"
-	    "  --debug-dir DIR   also look for separate debug files under DIR\n"
-	    "                    (DIR/.build-id/xx/rest.debug; repeatable)\n"
-	    "  --no-symbols      do not symbolize native frames: they stay hex\n"
-	    "                    addresses for the front-end to look up in libs\n"
+	    "  -o, --output OUT  where to write the profile (required)\n");
+	fputs(tool_convert_help, f);
+	fprintf(f,
 	    "  --info            print a summary of each dump, do not convert\n"
 	    "  -q, --quiet       no message on success or for damage, no\n"
 	    "                    progress bar (shown only when stderr is a\n"
@@ -70,184 +57,12 @@ usage(FILE *f)
 	    );
 }
 
-struct out {
-	int fd;
-	gzFile gz;
-};
-
-static int
-write_out(void *ctx, const void *p, size_t n)
-{
-	struct out *o = ctx;
-	const char *c = p;
-
-	if (o->gz != NULL) {
-		while (n != 0) {
-			unsigned part = n > (1u << 30) ? 1u << 30 : (unsigned)n;
-			int w = gzwrite(o->gz, c, part);
-
-			if (w <= 0)
-				return errno != 0 ? -errno : -EIO;
-			c += w;
-			n -= (size_t)w;
-		}
-		return 0;
-	}
-	while (n != 0) {
-		ssize_t w = write(o->fd, c, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static bool
 ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 
 	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-/* A one-line progress bar on stderr, redrawn at most 10 times a second. */
-struct progress {
-	const char *name;
-	uint64_t total;                 /* 0: size unknown (a pipe) */
-	double last;
-	bool shown;
-};
-
-static double
-now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static void
-progress_cb(void *ctx, uint64_t offset)
-{
-	struct progress *p = ctx;
-	double t = now_s();
-
-	if (t - p->last < 0.1)
-		return;
-	p->last = t;
-	p->shown = true;
-	if (p->total != 0) {
-		char bar[31];
-		uint64_t off = offset > p->total ? p->total : offset;
-		size_t fill = (size_t)(off * 30 / p->total);
-
-		memset(bar, '#', fill);
-		memset(bar + fill, ' ', 30 - fill);
-		bar[30] = '\0';
-		fprintf(stderr, "\r" PROG ": %s [%s] %3u%% %.1f/%.1f MB\033[K",
-		    p->name, bar, (unsigned)(off * 100 / p->total),
-		    (double)off / 1e6, (double)p->total / 1e6);
-	} else {
-		fprintf(stderr, "\r" PROG ": %s %.1f MB read\033[K", p->name,
-		    (double)offset / 1e6);
-	}
-}
-
-static void
-progress_end(struct progress *p)
-{
-	if (p->shown)
-		fprintf(stderr, "\r\033[K");
-	p->shown = false;
-}
-
-/*
- * Read one dump. Return: 0 with *@gp set; 2 (error printed) otherwise.
- */
-static int
-read_dump(const char *in_path, bool show_progress,
-    const struct rtprof_gecko_symbols *sym, struct rtprof_gecko **gp)
-{
-	struct rtprof_gecko *g = NULL;
-	struct rtprof_dump_stats st;
-	const char *name = strcmp(in_path, "-") == 0 ? "<stdin>" : in_path;
-	struct progress pr = { .name = name };
-	struct stat sb;
-	int fd, rc;
-
-	if (strcmp(in_path, "-") == 0) {
-		fd = STDIN_FILENO;
-	} else {
-		fd = open(in_path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			fprintf(stderr, PROG ": %s: cannot open: %s\n", name,
-			    strerror(errno));
-			return 2;
-		}
-	}
-	if (rtprof_gecko_new(&g, name) != 0) {
-		fprintf(stderr, PROG ": %s: out of memory\n", name);
-		if (fd != STDIN_FILENO)
-			close(fd);
-		return 2;
-	}
-	rtprof_gecko_set_symbols(g, sym);
-	if (show_progress) {
-		if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
-			pr.total = (uint64_t)sb.st_size;
-		pr.last = now_s();
-		rtprof_gecko_set_progress(g, progress_cb, &pr);
-	}
-	rc = rtprof_gecko_read_fd(g, fd, &st);
-	progress_end(&pr);
-	rtprof_gecko_set_progress(g, NULL, NULL);
-	if (fd != STDIN_FILENO)
-		close(fd);
-	if (rc == -EPROTONOSUPPORT) {
-		fprintf(stderr, PROG ": %s: offset %" PRIu64 ": dump format "
-		    "version %u is newer than this reader's %d\n", name,
-		    st.newer_version_offset, st.newer_version,
-		    RTPROF_WIRE_VERSION);
-		goto fail;
-	}
-	if (rc != 0) {
-		fprintf(stderr, PROG ": %s: offset %" PRIu64 ": %s\n", name,
-		    st.bytes, rc < 0 ? strerror(-rc) : "decoding stopped");
-		goto fail;
-	}
-	if (st.frames == 0) {
-		fprintf(stderr, PROG ": %s: not an rtprof dump (no valid frame "
-		    "in %" PRIu64 " bytes)\n", name, st.bytes);
-		goto fail;
-	}
-	*gp = g;
-	return 0;
-fail:
-	rtprof_gecko_free(g);
-	return 2;
-}
-
-/* Tell about damage in @g (exit status 1). */
-static void
-report_damage(struct rtprof_gecko *g, const char *name)
-{
-	uint64_t doff;
-	const char *dmsg;
-
-	if (rtprof_gecko_first_damage(g, &doff, &dmsg) == 0)
-		fprintf(stderr, PROG ": %s: offset %" PRIu64 ": damaged: %s "
-		    "(%" PRIu64 " report(s); converted what was readable, see "
-		    "profileGatheringLog)\n", name, doff, dmsg,
-		    rtprof_gecko_problems(g));
-	else
-		fprintf(stderr, PROG ": %s: frames of sessions without a "
-		    "header ignored (their start is missing)\n", name);
 }
 
 static int
@@ -258,7 +73,7 @@ info(char **in, int nin, bool progress)
 	for (int i = 0; i < nin; i++) {
 		struct rtprof_gecko *g;
 
-		if (read_dump(in[i], progress, NULL, &g) != 0)
+		if (tool_read_dump(PROG, in[i], progress, NULL, &g) != 0)
 			return 2;
 		if (rtprof_gecko_problems(g) != 0)
 			status = 1;
@@ -274,121 +89,87 @@ info(char **in, int nin, bool progress)
 	return status;
 }
 
-/* Return: exit status. */
+/*
+ * The output file or stdout, opened once the first dump is read. The sink
+ * context is the whole struct: tool_out_write() sees its first member.
+ */
+struct output {
+	struct tool_out o;
+	const char *path;
+	const char *name;
+};
+
+/* Context: main thread (tool_convert_sink.open). Return: 0 or -1. */
+static int
+output_open(void *ctx)
+{
+	struct output *out = ctx;
+
+	if (strcmp(out->path, "-") == 0) {
+		out->o.fd = STDOUT_FILENO;
+		return 0;
+	}
+	out->o.fd = open(out->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0666);
+	if (out->o.fd < 0) {
+		fprintf(stderr, PROG ": %s: cannot create: %s\n", out->name,
+		    strerror(errno));
+		return -1;
+	}
+	if (ends_with(out->path, ".gz")) {
+		out->o.gz = gzdopen(out->o.fd, "wb6");
+		if (out->o.gz == NULL) {
+			fprintf(stderr, PROG ": %s: cannot start gzip\n",
+			    out->name);
+			close(out->o.fd);
+			out->o.fd = -1;
+			unlink(out->path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Context: main thread. Return: exit status. */
 static int
 convert(char **in, int nin, const char *out_path,
-    const struct rtprof_gecko_filter *flt,
-    const struct rtprof_gecko_symbols *sym, bool quiet, bool progress)
+    const struct tool_convert_opts *opts, bool quiet, bool progress)
 {
-	struct rtprof_gecko_writer *w = NULL;
-	const char *oname = strcmp(out_path, "-") == 0 ? "<stdout>" : out_path;
-	struct out o = { .fd = -1, .gz = NULL };
-	bool opened = false;
-	int status = 0, rc = 0, zr;
+	struct output out = {
+		.path = out_path,
+		.name = strcmp(out_path, "-") == 0 ? "<stdout>" : out_path,
+		.o = { .fd = -1, .gz = NULL },
+	};
+	const struct tool_convert_sink sink = {
+		.open = output_open, .write = tool_out_write, .ctx = &out,
+	};
+	bool opened;
+	int status, rc, zr;
 
-	for (int i = 0; i < nin; i++) {
-		struct rtprof_gecko *g;
-		const char *name = strcmp(in[i], "-") == 0 ? "<stdin>" : in[i];
-
-		if (read_dump(in[i], progress, sym, &g) != 0)
-			goto fail_out;
-		if (rtprof_gecko_sessions(g) == 0) {
-			fprintf(stderr, PROG ": %s: no session header found: "
-			    "nothing to convert (the start of the dump is "
-			    "missing?)\n", name);
-			rtprof_gecko_free(g);
-			goto fail_out;
-		}
-		if (!opened) {
-			/* The output is created once the first dump read. */
-			opened = true;
-			if (strcmp(out_path, "-") == 0) {
-				o.fd = STDOUT_FILENO;
-			} else {
-				o.fd = open(out_path, O_WRONLY | O_CREAT |
-				    O_TRUNC | O_CLOEXEC, 0666);
-				if (o.fd < 0) {
-					fprintf(stderr, PROG ": %s: cannot "
-					    "create: %s\n", oname,
-					    strerror(errno));
-					rtprof_gecko_free(g);
-					return 2;
-				}
-				if (ends_with(out_path, ".gz")) {
-					o.gz = gzdopen(o.fd, "wb6");
-					if (o.gz == NULL) {
-						fprintf(stderr, PROG ": %s: "
-						    "cannot start gzip\n",
-						    oname);
-						close(o.fd);
-						o.fd = -1;
-						rtprof_gecko_free(g);
-						goto fail_out;
-					}
-				}
-			}
-			if (rtprof_gecko_writer_new(&w, flt, write_out,
-			    &o) != 0) {
-				fprintf(stderr, PROG ": out of memory\n");
-				rtprof_gecko_free(g);
-				goto fail_out;
-			}
-		}
-		rc = rtprof_gecko_writer_add(w, g);
-		if (rc == 0 && rtprof_gecko_problems(g) != 0) {
-			status = 1;
-			if (!quiet)
-				report_damage(g, name);
-		}
-		rtprof_gecko_free(g);
-		if (rc != 0)
-			break;
-	}
-	if (rc == 0) {
-		rc = rtprof_gecko_writer_finish(w);
-	} else {
-		rtprof_gecko_writer_finish(w);
-	}
-	w = NULL;
-	if (o.gz != NULL) {
-		zr = gzclose(o.gz);
-		o.gz = NULL;
-		if (rc == 0 && zr != Z_OK)
+	status = tool_convert(PROG, in, nin, opts, quiet, progress, &sink,
+	    &opened, &rc);
+	if (!opened)
+		return 2;
+	if (out.o.gz != NULL) {
+		zr = gzclose(out.o.gz);
+		if (rc == 0 && status != 2 && zr != Z_OK)
 			rc = -EIO;
-	} else if (o.fd >= 0 && o.fd != STDOUT_FILENO) {
-		if (close(o.fd) != 0 && rc == 0)
+	} else if (out.o.fd >= 0 && out.o.fd != STDOUT_FILENO) {
+		if (close(out.o.fd) != 0 && rc == 0 && status != 2)
 			rc = -errno;
 	}
-	o.fd = -1;
-	if (rc != 0) {
-		fprintf(stderr, PROG ": %s: writing: %s\n", oname,
+	if (rc != 0)
+		fprintf(stderr, PROG ": %s: writing: %s\n", out.name,
 		    strerror(-rc));
-		goto fail_out;
+	if (rc != 0 || status == 2) {
+		if (strcmp(out_path, "-") != 0)
+			unlink(out_path);
+		return 2;
 	}
 	if (!quiet && strcmp(out_path, "-") != 0)
 		fprintf(stderr, PROG ": wrote %s; open it at "
-		    "https://profiler.firefox.com\n", oname);
+		    "https://profiler.firefox.com\n", out.name);
 	return status;
-
-fail_out:
-	rtprof_gecko_writer_finish(w);
-	if (o.gz != NULL)
-		gzclose(o.gz);
-	else if (o.fd >= 0 && o.fd != STDOUT_FILENO)
-		close(o.fd);
-	if (opened && strcmp(out_path, "-") != 0)
-		unlink(out_path);
-	return 2;
-}
-
-static bool
-parse_ms(const char *s, double *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtod(s, &end);
-	return errno == 0 && end != s && *end == '\0' && *v == *v;
 }
 
 /*
@@ -399,74 +180,39 @@ parse_ms(const char *s, double *v)
 int
 main(int argc, char **argv)
 {
-	struct rtprof_gecko_filter flt;
-	struct rtprof_gecko_symbols sym;
+	struct tool_convert_opts opts;
 	const char *out = NULL;
-	char **in, **threads, **debug_dirs;
-	struct stat sb;
+	char **in;
 	bool do_info = false, quiet = false, opts_done = false, stdin_used;
-	int nin = 0, status;
+	int nin = 0, status, r;
 
-	memset(&flt, 0, sizeof(flt));
-	memset(&sym, 0, sizeof(sym));
 	in = calloc((size_t)argc, sizeof(*in));
-	threads = calloc((size_t)argc, sizeof(*threads));
-	debug_dirs = calloc((size_t)argc, sizeof(*debug_dirs));
-	if (in == NULL || threads == NULL || debug_dirs == NULL) {
+	if (in == NULL) {
 		fprintf(stderr, PROG ": out of memory\n");
-		status = 2;
-		goto done;
+		return 2;
+	}
+	if (tool_convert_opts_init(&opts, PROG, argc) != 0) {
+		free(in);
+		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		bool has_arg = !opts_done && (strcmp(a, "-o") == 0 ||
-		    strcmp(a, "--output") == 0 || strcmp(a, "--from") == 0 ||
-		    strcmp(a, "--to") == 0 || strcmp(a, "--thread") == 0 ||
-		    strcmp(a, "--sysroot") == 0 ||
-		    strcmp(a, "--debug-dir") == 0);
 
-		if (has_arg && i + 1 >= argc) {
-			fprintf(stderr, PROG ": %s needs an argument\n", a);
-			status = 2;
-			goto done;
-		}
-		if (has_arg && (strcmp(a, "-o") == 0 ||
+		if (!opts_done && (strcmp(a, "-o") == 0 ||
 		    strcmp(a, "--output") == 0)) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, PROG ": %s needs an "
+				    "argument\n", a);
+				status = 2;
+				goto done;
+			}
 			out = argv[++i];
-		} else if (has_arg && (strcmp(a, "--from") == 0 ||
-		    strcmp(a, "--to") == 0)) {
-			bool from = strcmp(a, "--from") == 0;
-
-			if (!parse_ms(argv[++i], from ? &flt.from_ms :
-			    &flt.to_ms)) {
-				fprintf(stderr, PROG ": %s: not a number of "
-				    "ms: %s\n", a, argv[i]);
+		} else if (!opts_done && (r = tool_convert_option(&opts, PROG,
+		    argc, argv, &i)) != 0) {
+			if (r < 0) {
 				status = 2;
 				goto done;
 			}
-			if (from)
-				flt.has_from = true;
-			else
-				flt.has_to = true;
-		} else if (has_arg && (strcmp(a, "--sysroot") == 0 ||
-		    strcmp(a, "--debug-dir") == 0)) {
-			const char *dir = argv[++i];
-
-			/* A typo would silently give hex addresses. */
-			if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-				fprintf(stderr, PROG ": %s: not a directory: "
-				    "%s\n", a, dir);
-				status = 2;
-				goto done;
-			}
-			if (strcmp(a, "--sysroot") == 0)
-				sym.sysroot = dir;
-			else
-				debug_dirs[sym.ndebug_dirs++] = argv[i];
-		} else if (has_arg) {
-			threads[flt.nthreads++] = argv[++i];
-		} else if (!opts_done && strcmp(a, "--no-symbols") == 0) {
-			sym.disabled = true;
 		} else if (!opts_done && strcmp(a, "--info") == 0) {
 			do_info = true;
 		} else if (!opts_done && (strcmp(a, "-q") == 0 ||
@@ -488,8 +234,6 @@ main(int argc, char **argv)
 			in[nin++] = argv[i];
 		}
 	}
-	flt.threads = (const char *const *)threads;
-	sym.debug_dirs = (const char *const *)debug_dirs;
 	stdin_used = false;
 	for (int i = 0; i < nin; i++) {
 		if (strcmp(in[i], "-") != 0)
@@ -501,8 +245,7 @@ main(int argc, char **argv)
 		}
 		stdin_used = true;
 	}
-	if (flt.has_from && flt.has_to && flt.to_ms < flt.from_ms) {
-		fprintf(stderr, PROG ": --to is before --from\n");
+	if (tool_convert_check(&opts, PROG) != 0) {
 		status = 2;
 		goto done;
 	}
@@ -514,11 +257,10 @@ main(int argc, char **argv)
 	if (do_info)
 		status = info(in, nin, !quiet && isatty(STDERR_FILENO));
 	else
-		status = convert(in, nin, out, &flt, &sym, quiet,
+		status = convert(in, nin, out, &opts, quiet,
 		    !quiet && isatty(STDERR_FILENO));
 done:
 	free(in);
-	free(threads);
-	free(debug_dirs);
+	tool_convert_opts_free(&opts);
 	return status;
 }

@@ -1,0 +1,507 @@
+#!/usr/bin/env python3
+"""test_view.py - `rtprof view` end to end (see tests/CMakeLists.txt).
+
+    python3 tests/test_view.py RTPROF GECKO_REC TESTS_DIR WORKDIR [--chromium]
+
+Without --chromium (test_view): a real HTTP client (http.client, raw
+sockets) fetches the profile served from a gecko_rec dump, from the plain
+JSON profile and from the gzipped one, and checks status, headers (content
+type, gzip, CORS, no-store), the bytes (gecko_check.py and
+test_gecko_content.py on what was served), the CORS preflight, 404 for
+every other path (traversal attempts included), 405, 400, 421, 431 for a
+64 KiB header with the server still serving, a silent client that blocks
+nobody, a partial request answered 408 after the request timeout, the stop
+after the grace period and on SIGINT, and the usage errors.
+
+With --chromium (test_view_chromium): a page served by a second local
+server (another origin) fetch()es the profile in headless Chromium and
+writes what it read into the DOM: the plain GET and a GET that needs a CORS
+preflight succeed for the allowed origin, and the browser refuses the
+response of a server that does not allow that origin. Exit 77 (skipped)
+when there is no chromium.
+
+Standard library only. Every server is started and stopped here, and
+killed on failure.
+"""
+import gzip
+import http.client
+import http.server
+import json
+import os
+import queue
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+RTPROF, REC, SRC, WORK = sys.argv[1:5]
+SRC = os.path.abspath(SRC)
+CHROMIUM = "--chromium" in sys.argv[5:]
+PY = sys.executable
+PROFILER = "https://profiler.firefox.com"
+procs = []
+
+
+def fail(msg):
+    print(f"test_view: FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+class View:
+    """One `rtprof view` process; its stdout is read by a thread."""
+
+    def __init__(self, *args, grace="30", origins=()):
+        cmd = [RTPROF, "view", "--no-open", "-v", "--grace", grace]
+        for o in origins:
+            cmd += ["--allow-origin", o]
+        cmd += list(args)
+        self.err_path = os.path.join(WORK, f"view-{len(procs)}.err")
+        self.err = open(self.err_path, "w")
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                  stderr=self.err, text=True)
+        procs.append(self.p)
+        self.lines = queue.Queue()
+        self.out = []
+        threading.Thread(target=self._pump, daemon=True).start()
+        self.url = None
+        deadline = time.time() + 30
+        while self.url is None:
+            line = self.line(deadline - time.time())
+            m = re.search(r"serving the profile .* at "
+                          r"(http://127\.0\.0\.1:(\d+)(/\S+))$", line)
+            if m:
+                self.url, self.port, self.path = (m.group(1),
+                                                  int(m.group(2)), m.group(3))
+        self.from_url = self.line(10)
+        check(self.from_url.endswith(
+            "open it in the Firefox Profiler: " + PROFILER + "/from-url/" +
+            urllib.parse.quote(self.url, safe="") + "/"),
+            f"from-url address: {self.from_url}")
+
+    def _pump(self):
+        for line in self.p.stdout:
+            self.out.append(line)
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def line(self, timeout):
+        try:
+            line = self.lines.get(timeout=max(timeout, 0.1))
+        except queue.Empty:
+            fail(f"no line from rtprof view in time; stderr:\n{self.stderr()}")
+        if line is None:
+            fail(f"rtprof view exited ({self.p.wait()}); stderr:\n"
+                 f"{self.stderr()}")
+        return line
+
+    def stderr(self):
+        self.err.flush()
+        with open(self.err_path, errors="replace") as f:
+            return f.read()
+
+    def request(self, method, path=None, headers=None, body=None):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        # skip_host: the Host header is the caller's when it gives one.
+        c.putrequest(method, self.path if path is None else path,
+                     skip_host=headers is not None and "Host" in headers,
+                     skip_accept_encoding=True)
+        for k, v in (headers or {}).items():
+            c.putheader(k, v)
+        if body is not None:
+            c.putheader("Content-Length", str(len(body)))
+        c.endheaders(body)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r, data
+
+    def wait(self, timeout):
+        try:
+            rc = self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            fail(f"rtprof view did not stop within {timeout} s")
+        time.sleep(0.2)         # let the pump thread take the last lines
+        return rc, "".join(self.out)
+
+
+def raw(port, data, timeout=10):
+    """Send @data on a new connection; return everything received."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    got = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            got += b
+    except ConnectionResetError:
+        pass
+    s.close()
+    return got
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of process @pid (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+                          **kw)
+
+
+def check_profile_headers(r, body, origin, head=False):
+    h = {k.lower(): v for k, v in r.getheaders()}
+    check(r.status == 200, f"GET status {r.status}")
+    check(h.get("content-type") == "application/json", f"type {h}")
+    check(h.get("content-encoding") == "gzip", f"encoding {h}")
+    check(h.get("cache-control") == "no-store", f"cache-control {h}")
+    check(h.get("access-control-allow-origin") == origin,
+          f"allow-origin {h.get('access-control-allow-origin')} != {origin}")
+    check("origin" in h.get("vary", "").lower(), "no Vary: Origin")
+    check(head or int(h.get("content-length", -1)) == len(body),
+          "content-length")
+    return h
+
+
+def gecko_check(path, content):
+    r = run([PY, os.path.join(SRC, "gecko_check.py"), path])
+    check(r.returncode == 0, f"gecko_check.py rejects {path}:\n{r.stdout}")
+    if content:
+        r = run([PY, os.path.join(SRC, "test_gecko_content.py"), path],
+                cwd=SRC)
+        check(r.returncode == 0,
+              f"test_gecko_content.py rejects {path}:\n{r.stdout}{r.stderr}")
+
+
+def test_http(dump):
+    allowed = "http://127.0.0.1:1"         # a made-up extra origin
+    slow = None
+    v = View(dump, grace="2", origins=[allowed])
+    # A client that connects and sends nothing: the others go on.
+    slow = socket.create_connection(("127.0.0.1", v.port))
+
+    t0 = time.time()
+    r, body = v.request("HEAD")
+    check(time.time() - t0 < 3, "HEAD blocked behind a silent client")
+    check(body == b"", "HEAD has a body")
+    h = check_profile_headers(r, body, PROFILER, head=True)
+    size = int(h["content-length"])
+
+    # CORS: the allowed origins are reflected, others are not.
+    r, _ = v.request("HEAD", headers={"Origin": allowed})
+    check(r.getheader("Access-Control-Allow-Origin") == allowed,
+          "allowed origin not reflected")
+    r, _ = v.request("HEAD", headers={"Origin": "http://evil.example"})
+    check(r.getheader("Access-Control-Allow-Origin") == PROFILER,
+          "a foreign origin was reflected")
+    # The preflight (Chrome's Private Network Access included).
+    r, body = v.request("OPTIONS", headers={
+        "Origin": PROFILER, "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "x-test",
+        "Access-Control-Request-Private-Network": "true"})
+    check(r.status == 204 and body == b"", f"OPTIONS status {r.status}")
+    check(r.getheader("Access-Control-Allow-Origin") == PROFILER, "pf origin")
+    check("GET" in r.getheader("Access-Control-Allow-Methods", ""),
+          "preflight methods")
+    check(r.getheader("Access-Control-Allow-Headers") == "x-test",
+          "preflight headers")
+    check(r.getheader("Access-Control-Allow-Private-Network") == "true",
+          "private network access")
+
+    # Nothing else is served: no listing, no traversal.
+    hexdir = v.path.split("/")[1]
+    for p in ["/", "/profile.json", f"/{hexdir}", f"/{hexdir}/",
+              f"/{hexdir}/profile.json/", f"/{hexdir}/../{hexdir}/profile.json",
+              f"/{hexdir}/./profile.json", f"//{hexdir}/profile.json",
+              f"/{hexdir}/profile%2ejson", f"/{hexdir.upper()}/profile.json",
+              "/../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd",
+              "/..%2f..%2fetc%2fpasswd", f"/{hexdir}/%2e%2e/%2e%2e/etc/passwd",
+              "/" + "a" * 8000]:
+        r, body = v.request("GET", p)
+        check(r.status == 404, f"GET {p[:60]}: status {r.status}, want 404")
+        check(b"root:" not in body, "a file was served")
+    # Methods.
+    for m in ["POST", "PUT", "DELETE", "PATCH", "TRACE", "CONNECT"]:
+        r, _ = v.request(m, body=b"x" * 100000 if m == "POST" else None)
+        check(r.status == 405, f"{m}: status {r.status}, want 405")
+        check("GET" in r.getheader("Allow", ""), f"{m}: no Allow")
+    # Malformed requests, another Host.
+    for bad in [b"GARBAGE\r\n\r\n", b"GET\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n",
+                b"GET / HTTP/1.1\r\nNoColon\r\n\r\n",
+                b"get / HTTP/1.1\r\n\r\n", b"GET /\0 HTTP/1.1\r\n\r\n"]:
+        got = raw(v.port, bad)
+        check(got.startswith(b"HTTP/1.1 400 "), f"{bad!r}: {got[:40]!r}")
+    # Random garbage and mutated requests (fixed seed): any answer or a
+    # close, never a crash (the sanitizer builds run this too).
+    rnd = random.Random(9)
+    good = (b"GET " + v.path.encode() + b" HTTP/1.1\r\nHost: x\r\n"
+            b"Origin: " + PROFILER.encode() + b"\r\n\r\n")
+    for i in range(150):
+        if i % 2:
+            data = bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 600)))
+        else:
+            data = bytearray(good)
+            for _ in range(rnd.randrange(1, 6)):
+                data[rnd.randrange(len(data))] = rnd.randrange(256)
+            data = bytes(data[:rnd.randrange(1, len(data) + 1)])
+        s = socket.create_connection(("127.0.0.1", v.port), timeout=5)
+        s.sendall(data + (b"\r\n\r\n" if i % 3 else b""))
+        s.shutdown(socket.SHUT_WR)
+        try:
+            s.recv(65536)
+        except (socket.timeout, ConnectionResetError):
+            pass
+        s.close()
+    check(v.p.poll() is None, "the server died on garbage")
+    r, _ = v.request("GET", headers={"Host": "rebound.example:80"})
+    check(r.status == 421, f"foreign Host: status {r.status}")
+    # A 64 KiB header line: 431, and the server keeps serving.
+    got = raw(v.port, b"GET " + v.path.encode() + b" HTTP/1.1\r\nX-Big: " +
+              b"a" * 65536 + b"\r\n\r\n")
+    check(got.startswith(b"HTTP/1.1 431 "), f"64 KiB header: {got[:60]!r}")
+    r, _ = v.request("HEAD")
+    check(r.status == 200, "not serving after the 431")
+
+    # The profile, last: it starts the grace period.
+    r, body = v.request("GET", headers={"Origin": allowed,
+                                        "Accept-Encoding": "gzip"})
+    check_profile_headers(r, body, allowed)
+    check(len(body) == size, "GET and HEAD disagree on the length")
+    check(body[:2] == b"\x1f\x8b", "body not gzip")
+    raw_json = gzip.decompress(body)
+    json.loads(raw_json)
+    served = os.path.join(WORK, "served.json.gz")
+    with open(served, "wb") as f:
+        f.write(body)
+    with open(os.path.join(WORK, "served.json"), "wb") as f:
+        f.write(raw_json)
+    gecko_check(served, True)
+
+    # Stops by itself after the grace period (2 s) once fetched.
+    t0 = time.time()
+    rc, out = v.wait(30)
+    slow.close()
+    check(rc == 0, f"exit {rc} after the grace period:\n{v.stderr()}")
+    check("the profile was fetched" in out and "grace period passed" in out,
+          f"stop not reported:\n{out}")
+    check(time.time() - t0 < 15, "stopped too late")
+    return served, os.path.join(WORK, "served.json")
+
+
+def test_profiles(gz_path, json_path):
+    # An already converted profile, gzipped: served as it is.
+    v = View(gz_path, grace="30")
+    r, body = v.request("GET")
+    check_profile_headers(r, body, PROFILER)
+    with open(gz_path, "rb") as f:
+        check(body == f.read(), "gzip profile not served byte for byte")
+    v.p.send_signal(signal.SIGTERM)
+    rc, out = v.wait(15)
+    check(rc == 0 and "stopped by SIGTERM" in out, f"SIGTERM: {rc} {out}")
+
+    # Plain JSON: served gzip-compressed. A partial request is answered
+    # 408 after the request timeout, while the server stays responsive.
+    v = View(json_path, grace="30")
+    loris = socket.create_connection(("127.0.0.1", v.port), timeout=20)
+    loris.sendall(b"GET " + v.path.encode() + b" HTTP/1.1\r\nX-Slow: 1")
+    t0 = time.time()
+    r, body = v.request("GET")
+    check(time.time() - t0 < 3, "GET blocked behind a slow client")
+    check_profile_headers(r, body, PROFILER)
+    with open(json_path, "rb") as f:
+        check(gzip.decompress(body) == f.read(), "JSON profile bytes differ")
+    # More silent clients than the server has slots (64): it neither
+    # spins (the CPU time it uses meanwhile stays small) nor fails; the
+    # slots free as the clients leave.
+    cpu0 = cpu_seconds(v.p.pid)
+    crowd = [socket.create_connection(("127.0.0.1", v.port))
+             for _ in range(70)]
+    time.sleep(1.5)
+    used = cpu_seconds(v.p.pid) - cpu0
+    check(used < 0.5, f"server used {used:.2f} s of CPU with a full table")
+    for c in crowd:
+        c.close()
+    time.sleep(0.3)
+    r, _ = v.request("HEAD")
+    check(r.status == 200, "not serving after the crowd left")
+    # A second rtprof view on the same port: exit 3.
+    r2 = run([RTPROF, "view", "--no-open", "--port", str(v.port), json_path])
+    check(r2.returncode == 3 and "cannot listen" in r2.stderr,
+          f"port in use: exit {r2.returncode} {r2.stderr}")
+    got = b""
+    try:
+        while True:
+            b = loris.recv(4096)
+            if not b:
+                break
+            got += b
+    except (socket.timeout, ConnectionResetError):
+        pass
+    check(got.startswith(b"HTTP/1.1 408 "),
+          f"slow client: {got[:40]!r} after {time.time() - t0:.1f} s")
+    check(time.time() - t0 < 15, "slow client kept too long")
+    loris.close()
+    v.p.send_signal(signal.SIGINT)
+    rc, out = v.wait(15)
+    check(rc == 0 and "stopped by Ctrl-C" in out, f"SIGINT: {rc} {out}")
+
+
+def test_usage(dump, json_path):
+    def view(*a):
+        return run([RTPROF, "view", "--no-open", "--grace", "0"] + list(a))
+
+    r = view(dump, json_path)
+    check(r.returncode == 2 and "dumps only" in r.stderr,
+          f"dump + profile: {r.returncode} {r.stderr}")
+    r = view(os.path.join(WORK, "missing.rtprof"))
+    check(r.returncode == 2 and "cannot open" in r.stderr, "missing file")
+    junk = os.path.join(WORK, "junk.bin")
+    with open(junk, "wb") as f:
+        f.write(os.urandom(4096))
+    r = view(junk)
+    check(r.returncode == 2 and "not an rtprof dump" in r.stderr,
+          f"junk: {r.returncode} {r.stderr}")
+    for a in (["--port", "70000", dump], ["--allow-origin", "x", dump],
+              ["--grace", "-1", dump], ["--bogus", dump], []):
+        r = view(*a)
+        check(r.returncode == 2, f"{a}: exit {r.returncode}, want 2")
+    r = run([RTPROF, "view", "--help"])
+    check(r.returncode == 0 and "exit status" in r.stdout, "view --help")
+    r = run([RTPROF, "help"])
+    check(r.returncode == 0 and "view" in r.stdout, "rtprof help")
+    for c in ("record", "capture", "summarize"):
+        r = run([RTPROF, c])
+        check(r.returncode == 2 and "not implemented yet" in r.stderr, c)
+    r = run([RTPROF, "frobnicate"])
+    check(r.returncode == 2, "unknown command")
+
+
+PAGE = """<!doctype html>
+<html><body><div id="out">pending</div><script>
+async function get(u, preflight) {
+  try {
+    const r = await fetch(u, preflight ? {headers: {"X-Rtprof-Test": "1"}}
+                                       : {});
+    const p = await r.json();
+    return "ok:" + p.meta.version + ":" + p.threads.length;
+  } catch (e) {
+    return "error:" + e.name;
+  }
+}
+(async () => {
+  const q = new URLSearchParams(location.search);
+  const res = [await get(q.get("a"), false), await get(q.get("a"), true),
+               await get(q.get("b"), false)];
+  document.getElementById("out").textContent =
+      "RESULT " + res.join(" ") + " END";
+})();
+</script></body></html>
+"""
+
+
+def test_chromium(dump):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        print("test_view: SKIP: no chromium (Debian package chromium, "
+              "scripts/deps.sh installs it)")
+        sys.exit(77)
+    site = os.path.join(WORK, "site")
+    os.makedirs(site, exist_ok=True)
+    with open(os.path.join(site, "page.html"), "w") as f:
+        f.write(PAGE)
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, directory=site, **kw)
+
+        def log_message(self, *a):
+            pass
+
+    # The page's origin: a second local server, another port.
+    page_srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=page_srv.serve_forever, daemon=True).start()
+    origin = f"http://127.0.0.1:{page_srv.server_address[1]}"
+    try:
+        a = View(dump, grace="60", origins=[origin])
+        b = View(dump, grace="60")      # does not allow the page's origin
+        page = (f"{origin}/page.html?a={urllib.parse.quote(a.url, safe='')}"
+                f"&b={urllib.parse.quote(b.url, safe='')}")
+        profile_dir = os.path.join(WORK, "chromium-profile")
+        shutil.rmtree(profile_dir, ignore_errors=True)
+        cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu",
+               "--no-first-run", "--disable-extensions",
+               "--disable-dev-shm-usage", f"--user-data-dir={profile_dir}",
+               "--virtual-time-budget=20000", "--dump-dom", page]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True,
+                               timeout=50)
+        except subprocess.TimeoutExpired:
+            fail("chromium did not finish within 50 s")
+        m = re.search(r"RESULT (.*?) END", r.stdout)
+        check(m is not None, f"no result in the DOM (exit {r.returncode}):\n"
+              f"{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+        got = m.group(1).split()
+        print(f"test_view: chromium read: {got}")
+        check(re.fullmatch(r"ok:36:\d+", got[0]) is not None,
+              f"plain fetch failed: {got[0]}")
+        check(re.fullmatch(r"ok:36:\d+", got[1]) is not None,
+              f"fetch with a preflight failed: {got[1]}")
+        check(got[2].startswith("error:"),
+              f"a server not allowing the origin was read: {got[2]}")
+        for v in (a, b):
+            v.p.send_signal(signal.SIGINT)
+        rc_a, out_a = a.wait(15)
+        rc_b, _ = b.wait(15)
+        check(rc_a == 0 and rc_b == 0, f"exit {rc_a} {rc_b}")
+        log = a.stderr()
+        check("OPTIONS " + a.path + " -> 204" in log,
+              f"no preflight reached the server:\n{log}")
+        check(log.count("GET " + a.path + " -> 200") >= 2,
+              f"two GETs expected:\n{log}")
+        check("fetched 2 times" in out_a, f"fetch count:\n{out_a}")
+    finally:
+        page_srv.shutdown()
+
+
+def main():
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    dump = os.path.join(WORK, "rec.rtprof")
+    r = run([REC, dump])
+    check(r.returncode == 0, f"gecko_rec failed: {r.stderr}")
+    try:
+        if CHROMIUM:
+            test_chromium(dump)
+        else:
+            gz, js = test_http(dump)
+            test_profiles(gz, js)
+            test_usage(dump, js)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    print("test_view: ok")
+
+
+if __name__ == "__main__":
+    main()

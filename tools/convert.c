@@ -1,0 +1,363 @@
+/*
+ * convert.c - the dump-to-profile conversion shared by the tools
+ * (msgpack2gecko, rtprof view); see convert.h.
+ *
+ * Context: every function runs on the program's main thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "convert.h"
+
+const char tool_convert_help[] =
+    "  --from MS         drop samples, counter values and instant\n"
+    "                    markers before MS (ms after the top-level\n"
+    "                    start); intervals that overlap are kept whole\n"
+    "  --to MS           the same, after MS\n"
+    "  --thread NAME     keep only threads named NAME (repeatable);\n"
+    "                    each process's main thread is always kept\n"
+    "  --sysroot DIR     look the recorded program's files up under DIR\n"
+    "                    first (a target's root file system); files are\n"
+    "                    used only when their build id matches the dump\n"
+    "  --debug-dir DIR   also look for separate debug files under DIR\n"
+    "                    (DIR/.build-id/xx/rest.debug; repeatable)\n"
+    "  --no-symbols      do not symbolize native frames: they stay hex\n"
+    "                    addresses for the front-end to look up in libs\n";
+
+/* Context: main thread. */
+int
+tool_out_write(void *ctx, const void *p, size_t n)
+{
+	struct tool_out *o = ctx;
+	const char *c = p;
+
+	if (o->gz != NULL) {
+		while (n != 0) {
+			unsigned part = n > (1u << 30) ? 1u << 30 : (unsigned)n;
+			int w = gzwrite(o->gz, c, part);
+
+			if (w <= 0)
+				return errno != 0 ? -errno : -EIO;
+			c += w;
+			n -= (size_t)w;
+		}
+		return 0;
+	}
+	while (n != 0) {
+		ssize_t w = write(o->fd, c, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Context: main thread. */
+int
+tool_convert_opts_init(struct tool_convert_opts *o, const char *prog,
+    int argc)
+{
+	memset(o, 0, sizeof(*o));
+	o->threads = calloc((size_t)argc + 1, sizeof(*o->threads));
+	o->debug_dirs = calloc((size_t)argc + 1, sizeof(*o->debug_dirs));
+	if (o->threads == NULL || o->debug_dirs == NULL) {
+		tool_convert_opts_free(o);
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return -ENOMEM;
+	}
+	o->filter.threads = o->threads;
+	o->sym.debug_dirs = o->debug_dirs;
+	return 0;
+}
+
+/* Context: main thread. */
+void
+tool_convert_opts_free(struct tool_convert_opts *o)
+{
+	free(o->threads);
+	free(o->debug_dirs);
+	o->threads = NULL;
+	o->debug_dirs = NULL;
+}
+
+static bool
+parse_ms(const char *s, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	return errno == 0 && end != s && *end == '\0' && *v == *v;
+}
+
+/* Context: main thread. */
+int
+tool_convert_option(struct tool_convert_opts *o, const char *prog,
+    int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	struct stat sb;
+	const char *v;
+
+	if (strcmp(a, "--no-symbols") == 0) {
+		o->sym.disabled = true;
+		return 1;
+	}
+	if (strcmp(a, "--from") != 0 && strcmp(a, "--to") != 0 &&
+	    strcmp(a, "--thread") != 0 && strcmp(a, "--sysroot") != 0 &&
+	    strcmp(a, "--debug-dir") != 0)
+		return 0;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "%s: %s needs an argument\n", prog, a);
+		return -1;
+	}
+	v = argv[++*i];
+	if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
+		bool from = strcmp(a, "--from") == 0;
+
+		if (!parse_ms(v, from ? &o->filter.from_ms :
+		    &o->filter.to_ms)) {
+			fprintf(stderr, "%s: %s: not a number of ms: %s\n",
+			    prog, a, v);
+			return -1;
+		}
+		if (from)
+			o->filter.has_from = true;
+		else
+			o->filter.has_to = true;
+	} else if (strcmp(a, "--thread") == 0) {
+		o->threads[o->filter.nthreads++] = v;
+	} else {
+		/* A typo would silently give hex addresses. */
+		if (stat(v, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+			fprintf(stderr, "%s: %s: not a directory: %s\n", prog,
+			    a, v);
+			return -1;
+		}
+		if (strcmp(a, "--sysroot") == 0)
+			o->sym.sysroot = v;
+		else
+			o->debug_dirs[o->sym.ndebug_dirs++] = v;
+	}
+	return 1;
+}
+
+/* Context: main thread. */
+int
+tool_convert_check(const struct tool_convert_opts *o, const char *prog)
+{
+	if (o->filter.has_from && o->filter.has_to &&
+	    o->filter.to_ms < o->filter.from_ms) {
+		fprintf(stderr, "%s: --to is before --from\n", prog);
+		return -1;
+	}
+	return 0;
+}
+
+/* A one-line progress bar on stderr, redrawn at most 10 times a second. */
+struct progress {
+	const char *prog;
+	const char *name;
+	uint64_t total;                 /* 0: size unknown (a pipe) */
+	double last;
+	bool shown;
+};
+
+static double
+now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void
+progress_cb(void *ctx, uint64_t offset)
+{
+	struct progress *p = ctx;
+	double t = now_s();
+
+	if (t - p->last < 0.1)
+		return;
+	p->last = t;
+	p->shown = true;
+	if (p->total != 0) {
+		char bar[31];
+		uint64_t off = offset > p->total ? p->total : offset;
+		size_t fill = (size_t)(off * 30 / p->total);
+
+		memset(bar, '#', fill);
+		memset(bar + fill, ' ', 30 - fill);
+		bar[30] = '\0';
+		fprintf(stderr, "\r%s: %s [%s] %3u%% %.1f/%.1f MB\033[K",
+		    p->prog, p->name, bar, (unsigned)(off * 100 / p->total),
+		    (double)off / 1e6, (double)p->total / 1e6);
+	} else {
+		fprintf(stderr, "\r%s: %s %.1f MB read\033[K", p->prog,
+		    p->name, (double)offset / 1e6);
+	}
+}
+
+static void
+progress_end(struct progress *p)
+{
+	if (p->shown)
+		fprintf(stderr, "\r\033[K");
+	p->shown = false;
+}
+
+/* Context: main thread. */
+int
+tool_read_dump(const char *prog, const char *in_path, bool progress,
+    const struct rtprof_gecko_symbols *sym, struct rtprof_gecko **gp)
+{
+	struct rtprof_gecko *g = NULL;
+	struct rtprof_dump_stats st;
+	const char *name = strcmp(in_path, "-") == 0 ? "<stdin>" : in_path;
+	struct progress pr = { .prog = prog, .name = name };
+	struct stat sb;
+	int fd, rc;
+
+	if (strcmp(in_path, "-") == 0) {
+		fd = STDIN_FILENO;
+	} else {
+		fd = open(in_path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			fprintf(stderr, "%s: %s: cannot open: %s\n", prog,
+			    name, strerror(errno));
+			return 2;
+		}
+	}
+	if (rtprof_gecko_new(&g, name) != 0) {
+		fprintf(stderr, "%s: %s: out of memory\n", prog, name);
+		if (fd != STDIN_FILENO)
+			close(fd);
+		return 2;
+	}
+	rtprof_gecko_set_symbols(g, sym);
+	if (progress) {
+		if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
+			pr.total = (uint64_t)sb.st_size;
+		pr.last = now_s();
+		rtprof_gecko_set_progress(g, progress_cb, &pr);
+	}
+	rc = rtprof_gecko_read_fd(g, fd, &st);
+	progress_end(&pr);
+	rtprof_gecko_set_progress(g, NULL, NULL);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (rc == -EPROTONOSUPPORT) {
+		fprintf(stderr, "%s: %s: offset %" PRIu64 ": dump format "
+		    "version %u is newer than this reader's %d\n", prog, name,
+		    st.newer_version_offset, st.newer_version,
+		    RTPROF_WIRE_VERSION);
+		goto fail;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "%s: %s: offset %" PRIu64 ": %s\n", prog, name,
+		    st.bytes, rc < 0 ? strerror(-rc) : "decoding stopped");
+		goto fail;
+	}
+	if (st.frames == 0) {
+		fprintf(stderr, "%s: %s: not an rtprof dump (no valid frame "
+		    "in %" PRIu64 " bytes)\n", prog, name, st.bytes);
+		goto fail;
+	}
+	*gp = g;
+	return 0;
+fail:
+	rtprof_gecko_free(g);
+	return 2;
+}
+
+/* Tell about damage in @g (exit status 1). */
+static void
+report_damage(const char *prog, struct rtprof_gecko *g, const char *name)
+{
+	uint64_t doff;
+	const char *dmsg;
+
+	if (rtprof_gecko_first_damage(g, &doff, &dmsg) == 0)
+		fprintf(stderr, "%s: %s: offset %" PRIu64 ": damaged: %s "
+		    "(%" PRIu64 " report(s); converted what was readable, see "
+		    "profileGatheringLog)\n", prog, name, doff, dmsg,
+		    rtprof_gecko_problems(g));
+	else
+		fprintf(stderr, "%s: %s: frames of sessions without a "
+		    "header ignored (their start is missing)\n", prog, name);
+}
+
+/* Context: main thread. */
+int
+tool_convert(const char *prog, char **in, int nin,
+    const struct tool_convert_opts *o, bool quiet, bool progress,
+    const struct tool_convert_sink *sink, bool *opened, int *werr)
+{
+	struct rtprof_gecko_writer *w = NULL;
+	int status = 0, rc = 0;
+
+	*opened = false;
+	*werr = 0;
+	for (int i = 0; i < nin; i++) {
+		struct rtprof_gecko *g;
+		const char *name = strcmp(in[i], "-") == 0 ? "<stdin>" : in[i];
+
+		if (tool_read_dump(prog, in[i], progress, &o->sym, &g) != 0)
+			goto fail;
+		if (rtprof_gecko_sessions(g) == 0) {
+			fprintf(stderr, "%s: %s: no session header found: "
+			    "nothing to convert (the start of the dump is "
+			    "missing?)\n", prog, name);
+			rtprof_gecko_free(g);
+			goto fail;
+		}
+		if (!*opened) {
+			/* The output is created once the first dump read. */
+			if (sink->open != NULL && sink->open(sink->ctx) != 0) {
+				rtprof_gecko_free(g);
+				goto fail;
+			}
+			*opened = true;
+			if (rtprof_gecko_writer_new(&w, &o->filter, sink->write,
+			    sink->ctx) != 0) {
+				fprintf(stderr, "%s: out of memory\n", prog);
+				rtprof_gecko_free(g);
+				goto fail;
+			}
+		}
+		rc = rtprof_gecko_writer_add(w, g);
+		if (rc == 0 && rtprof_gecko_problems(g) != 0) {
+			status = 1;
+			if (!quiet)
+				report_damage(prog, g, name);
+		}
+		rtprof_gecko_free(g);
+		if (rc != 0)
+			break;
+	}
+	if (rc == 0)
+		rc = rtprof_gecko_writer_finish(w);
+	else
+		rtprof_gecko_writer_finish(w);
+	if (rc != 0) {
+		*werr = rc;
+		return 2;
+	}
+	return status;
+fail:
+	rtprof_gecko_writer_finish(w);
+	return 2;
+}
