@@ -149,6 +149,10 @@ struct shm {
 	int unreg_seccomp_rc;
 	int rt_tid, unreg_tid;
 	uint16_t type_all_id, type_big_id, counter_id;
+	/* The audio callback API (rtprof_audio_begin/end) on the rt thread:
+	 * its records are several per call, so they are counted together. */
+	uint16_t audio_type_id, audio_ctr_id[3];
+	uint64_t audio_attempted, audio_recorded;
 
 	/* The rt thread's accounting, call by call. */
 	uint64_t attempted[NKINDS];
@@ -180,6 +184,7 @@ struct shm {
 };
 
 static struct shm *shm;
+static rtprof_audio audio_rt;
 /* RTPROF_TEST_INJECT=syscall|alloc: the rt thread breaks the rules once,
  * under its filter, to show that this test notices (a harness self-check). */
 static int inject;
@@ -561,6 +566,19 @@ rt_round(uint64_t i)
 		typed_big();
 	REC(RTPROF_REC_COUNTER, rtprof_counter_add(counter_rt, 1));
 	REC(RTPROF_REC_COUNTER, rtprof_counter_set(counter_rt, (int64_t)i));
+	{
+		/* A 1 s budget: never an overrun. begin: the jitter counter
+		 * (from the second call on); end: the callback marker and the
+		 * load counter. */
+		uint64_t before = drop_sum();
+		unsigned n = audio_rt.prev_begin != 0 ? 3 : 2;
+
+		rtprof_audio_begin(&audio_rt, 48000, 48000);
+		rtprof_audio_end(&audio_rt);
+		shm->now_calls += 2;
+		shm->audio_attempted += n;
+		shm->audio_recorded += n - (drop_sum() - before);
+	}
 	rtprof_label_push("rt.label");
 	{
 		RTPROF_LABEL_SCOPE("rt.scope");
@@ -804,6 +822,14 @@ child_main(int dumpfd)
 	shm->type_all_id = type_all->id;
 	shm->type_big_id = type_big->id;
 	shm->counter_id = counter_rt->id;
+	if (rtprof_audio_init(&audio_rt, "rt") != 0) {
+		perror("rtprof_audio_init");
+		return 2;
+	}
+	shm->audio_type_id = audio_rt.cb_type->id;
+	shm->audio_ctr_id[0] = audio_rt.load->id;
+	shm->audio_ctr_id[1] = audio_rt.jitter->id;
+	shm->audio_ctr_id[2] = audio_rt.overruns->id;
 
 	/* A tiny pool: 4 chunks of 4 KiB, one prefilled, refilled once per
 	 * second: the rt thread runs out of chunks under its filter. */
@@ -899,7 +925,15 @@ check_contents(const struct dm_session *s, const struct dm_thread *th)
 			RTPROF_CHECK(v->t1 >= v->t0);
 			break;
 		case RTPROF_REC_TYPED:
-			if (v->id == shm->type_all_id) {
+			if (v->id == shm->audio_type_id) {
+				/* frames, budget, used, load: 48000 at 48 kHz. */
+				RTPROF_CHECK_EQ(v->phase, RTPROF_PHASE_INTERVAL);
+				RTPROF_CHECK_EQ(v->nvals, 4);
+				RTPROF_CHECK_EQ(v->vals[0].v.u, 48000);
+				RTPROF_CHECK(v->vals[1].v.d == 1000.0);
+				RTPROF_CHECK(v->vals[2].v.d >= 0.0 &&
+				    v->vals[2].v.d < 1000.0);
+			} else if (v->id == shm->type_all_id) {
 				uint64_t u;
 				const char *st;
 
@@ -941,6 +975,9 @@ check_contents(const struct dm_session *s, const struct dm_thread *th)
 			}
 			break;
 		case RTPROF_REC_COUNTER:
+			if (v->id == shm->audio_ctr_id[0] ||
+			    v->id == shm->audio_ctr_id[1])
+				break;  /* load, jitter (no overrun here) */
 			RTPROF_CHECK_EQ(v->id, shm->counter_id);
 			counter_seen = 1;
 			break;
@@ -964,7 +1001,7 @@ check_dump(int fd, int monotonic)
 	const struct dm_session *s;
 	const struct dm_thread *th;
 	const struct rtprof_dump_trailer_thread *tt;
-	uint64_t want = 0, attempted = 0, drops;
+	uint64_t want = 0, attempted = 0, drops, audio_typed = 0, audio_ctr = 0;
 	const struct rtprof_thread_stats *fs = &shm->final_stats;
 
 	RTPROF_CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
@@ -1002,13 +1039,37 @@ check_dump(int fd, int monotonic)
 	RTPROF_CHECK_STREQ(th->name, "rt-filtered");
 	RTPROF_CHECK(th->flags & RTPROF_THREAD_RT);
 
+	/* The audio API's records, counted apart (several per call). */
+	for (size_t i = 0; i < th->nrecs; i++) {
+		const struct rtprof_rec_view *v = &th->recs[i].v;
+
+		if (v->kind == RTPROF_REC_TYPED && v->id == shm->audio_type_id)
+			audio_typed++;
+		else if (v->kind == RTPROF_REC_COUNTER &&
+		    (v->id == shm->audio_ctr_id[0] ||
+		    v->id == shm->audio_ctr_id[1] ||
+		    v->id == shm->audio_ctr_id[2]))
+			audio_ctr++;
+	}
+	printf("  audio: attempted %" PRIu64 ", recorded %" PRIu64
+	    ", decoded %" PRIu64 " (%" PRIu64 " callbacks)\n",
+	    shm->audio_attempted, shm->audio_recorded, audio_typed + audio_ctr,
+	    audio_typed);
+	RTPROF_CHECK_GT(audio_typed, 0);
+	RTPROF_CHECK_EQ(audio_typed + audio_ctr, shm->audio_recorded);
+	want += shm->audio_recorded;
+	attempted += shm->audio_attempted;
 	/* Exact accounting, kind by kind. */
 	for (int k = 1; k < NKINDS; k++) {
+		size_t got = dm_count(&m, shm->rt_tid, k) -
+		    (k == RTPROF_REC_TYPED ? audio_typed :
+		    k == RTPROF_REC_COUNTER ? audio_ctr : 0);
+
 		printf("  kind %d: attempted %" PRIu64 ", recorded %" PRIu64
 		    ", decoded %zu\n", k, shm->attempted[k], shm->recorded[k],
-		    dm_count(&m, shm->rt_tid, k));
+		    got);
 		RTPROF_CHECK_GT(shm->recorded[k], 0);
-		RTPROF_CHECK_EQ(dm_count(&m, shm->rt_tid, k), shm->recorded[k]);
+		RTPROF_CHECK_EQ(got, shm->recorded[k]);
 		want += shm->recorded[k];
 		attempted += shm->attempted[k];
 	}
@@ -1027,8 +1088,8 @@ check_dump(int fd, int monotonic)
 	check_contents(s, th);
 
 	/* Declarations made it too. */
-	RTPROF_CHECK_EQ(s->nschemas, 2);
-	RTPROF_CHECK_EQ(s->ncounters, 2);
+	RTPROF_CHECK_EQ(s->nschemas, 4);       /* + the audio API's two */
+	RTPROF_CHECK_EQ(s->ncounters, 5);      /* + its three */
 	dm_free(&m);
 }
 
