@@ -40,9 +40,14 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as,
     unw_word_t ip, unw_dyn_info_t *di, unw_proc_info_t *pi,
     int need_unwind_info, void *arg);
 
+#define UMOD_SEGS 8
+
 struct umod {
 	uintptr_t lo, hi;        /* executable PT_LOAD range */
-	uintptr_t rlo, rhi;      /* whole object, all PT_LOAD: readable */
+	/* Each PT_LOAD segment: readable. Not the span from the first to
+	 * the last: the gaps between segments may be mapped PROT_NONE. */
+	uintptr_t seg_lo[UMOD_SEGS], seg_hi[UMOD_SEGS];
+	unsigned nseg;
 	uintptr_t hdr;           /* .eh_frame_hdr address, 0: none */
 	uintptr_t table;         /* its search table */
 	uint64_t nfde;
@@ -92,7 +97,7 @@ static int
 scan_cb(struct dl_phdr_info *info, size_t size, void *ctx)
 {
 	struct rtprof__unwinder *u = ctx;
-	struct umod m = { .lo = UINTPTR_MAX, .rlo = UINTPTR_MAX };
+	struct umod m = { .lo = UINTPTR_MAX };
 
 	(void)size;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -100,10 +105,11 @@ scan_cb(struct dl_phdr_info *info, size_t size, void *ctx)
 		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
 
 		if (ph->p_type == PT_LOAD) {
-			if (a < m.rlo)
-				m.rlo = a;
-			if (a + ph->p_memsz > m.rhi)
-				m.rhi = a + ph->p_memsz;
+			if (m.nseg < UMOD_SEGS && (ph->p_flags & PF_R)) {
+				m.seg_lo[m.nseg] = a;
+				m.seg_hi[m.nseg] = a + ph->p_memsz;
+				m.nseg++;
+			}
 			if (ph->p_flags & PF_X) {
 				if (a < m.lo)
 					m.lo = a;
@@ -206,9 +212,11 @@ static int
 readable(const struct rtprof__unwinder *u, uintptr_t a)
 {
 	for (size_t i = 0; i < u->nmod; i++)
-		if (a >= u->mod[i].rlo && a < u->mod[i].rhi &&
-		    u->mod[i].rhi - a >= 8)
-			return 1;
+		for (unsigned k = 0; k < u->mod[i].nseg; k++)
+			if (a >= u->mod[i].seg_lo[k] &&
+			    a < u->mod[i].seg_hi[k] &&
+			    u->mod[i].seg_hi[k] - a >= 8)
+				return 1;
 	return 0;
 }
 
