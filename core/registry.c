@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -68,7 +69,17 @@ rtprof_thread_register(const char *name, unsigned flags)
 	th->flags = flags;
 	if (th->tid == getpid())
 		th->flags |= RTPROF_THREAD_MAIN;
-	strncpy(th->name, name ? name : "thread", sizeof(th->name) - 1);
+	if (name == NULL) {
+		/* The thread's comm; refreshed when it unregisters. */
+		char comm[17] = "";
+
+		prctl(PR_GET_NAME, comm, 0, 0, 0);
+		strncpy(th->name, comm[0] != '\0' ? comm : "thread",
+		    sizeof(th->name) - 1);
+		th->name_from_comm = 1;
+	} else {
+		strncpy(th->name, name, sizeof(th->name) - 1);
+	}
 	rtprof__clock_pair(&th->register_ticks, &mono, &wall);
 	stack_bounds(th);
 	if (pthread_getcpuclockid(pthread_self(), &th->cpu_clock) != 0)
@@ -99,6 +110,7 @@ unregister(struct rtprof__thread *th)
 	struct rtprof__tls *t = &rtprof__tls;
 	const rtprof_lock *lk;
 	uint64_t ticks, mono, wall;
+	char comm[17] = "";
 
 	/* Claimed like a record (rtprof__open()): a signal handler that
 	 * records meanwhile drops its event (counted) instead of handing the
@@ -111,7 +123,13 @@ unregister(struct rtprof__thread *th)
 	t->expect = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->nesting--;
+	if (th->name_from_comm)
+		prctl(PR_GET_NAME, comm, 0, 0, 0);
 	lk = rtprof__lock();
+	/* A name set with pthread_setname_np after registration: the THREAD
+	 * frame written at exit carries it (it replaces the first one). */
+	if (th->name_from_comm && comm[0] != '\0')
+		strncpy(th->name, comm, sizeof(th->name) - 1);
 	/* Under the lock: after any sample the sampler took of this thread
 	 * (it samples under the lock), so no sample is later than the exit. */
 	rtprof__clock_pair(&ticks, &mono, &wall);

@@ -123,7 +123,9 @@ autostop(void)
  * Environment autostart: RTPROF_FD=N starts a session writing to the
  * already open descriptor N at process start and finishes it at exit.
  * The library never opens a path: a launcher opens the file (tools/).
- * RTPROF_MODE=flight, RTPROF_MEMORY=bytes, RTPROF_MAX_BYTES=bytes tune it.
+ * RTPROF_MODE=flight, RTPROF_MEMORY=bytes, RTPROF_MAX_BYTES=bytes,
+ * RTPROF_SAMPLE_US=interval tune it. The variable is removed and the
+ * descriptor made close-on-exec: only this process writes to it.
  * Context: the library constructor, on the main thread before main().
  */
 static void
@@ -143,6 +145,12 @@ autostart(void)
 		s.memory_limit = strtoull(v, NULL, 0);
 	if ((v = getenv("RTPROF_MAX_BYTES")) != NULL)
 		s.max_bytes = strtoull(v, NULL, 0);
+	if ((v = getenv("RTPROF_SAMPLE_US")) != NULL)
+		s.sample_interval_us = (uint32_t)strtoul(v, NULL, 0);
+	/* The descriptor is this process's: programs it starts get neither
+	 * the variable nor the descriptor (two writers would interleave). */
+	unsetenv("RTPROF_FD");
+	fcntl(s.fd, F_SETFD, FD_CLOEXEC);
 	if (rtprof_thread_register("main", RTPROF_THREAD_MAIN) == 0 &&
 	    rtprof_session_start(&s) == 0)
 		atexit(autostop);

@@ -157,10 +157,12 @@ struct rtprof__thread {
 	ck_ring_buffer_t empty_buf[RTPROF__EMPTY_RING];
 	ck_ring_buffer_t full_buf[RTPROF__FULL_RING];
 
-	/* Identity, fixed at registration. */
+	/* Identity, fixed at registration (name: under the core mutex; a
+	 * comm-named thread's name is refreshed when it unregisters). */
 	pid_t tid;
 	unsigned flags;
 	char name[64];
+	int name_from_comm;
 	uint64_t register_ticks;
 
 	/* Registry fields, under the core mutex (core/registry.c). */

@@ -685,7 +685,8 @@ RTPROF_API void rtprof_thread_wake(void);
 
 /*
  * rtprof_thread_register - register the calling thread under @name
- * (copied, at most 63 bytes). Unregisters itself when the thread exits.
+ * (copied, at most 63 bytes; NULL: the thread's comm, read again when it
+ * unregisters). Unregisters itself when the thread exits.
  * Context: owner thread; may block and allocate.
  * Return: 0, -EEXIST (already registered), -ENOMEM.
  */

@@ -2,7 +2,8 @@
  * rtprof.c - the rtprof command.
  *
  *   rtprof view [options] FILE...    dumps or a profile -> Firefox Profiler
- *   rtprof record | capture | summarize   (not implemented yet)
+ *   rtprof record [OPTIONS] -- CMD...       (tools/record.c)
+ *   rtprof capture | summarize   (not implemented yet)
  *   rtprof help [COMMAND]
  *
  * rtprof view converts dumps (tools/convert.c, the code msgpack2gecko
@@ -66,6 +67,7 @@
 #include <zlib.h>
 
 #include "convert.h"
+#include "record.h"
 #include "gecko.h"
 
 #define PROG "rtprof"
@@ -101,7 +103,7 @@ usage(FILE *f)
 	    "commands:\n"
 	    "  view FILE...     show dumps or a converted profile in the\n"
 	    "                   Firefox Profiler (served from this machine)\n"
-	    "  record           record a program (not implemented yet)\n"
+	    "  record           run a program under rtprof and make its profile\n"
 	    "  capture          capture from a running program or a board\n"
 	    "                   (not implemented yet)\n"
 	    "  summarize        print a summary of a dump (not implemented\n"
@@ -1346,8 +1348,7 @@ done:
 int
 main(int argc, char **argv)
 {
-	static const char *const later[] = { "record", "capture",
-	    "summarize" };
+	static const char *const later[] = { "capture", "summarize" };
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
 	if (cmd == NULL) {
@@ -1363,7 +1364,11 @@ main(int argc, char **argv)
 			view_usage(stdout);
 			return EXIT_OK;
 		}
-		for (size_t i = 0; argc > 2 && i < 3; i++) {
+		if (argc > 2 && strcmp(argv[2], "record") == 0) {
+			record_usage(stdout);
+			return EXIT_OK;
+		}
+		for (size_t i = 0; argc > 2 && i < 2; i++) {
 			if (strcmp(argv[2], later[i]) == 0) {
 				printf(PROG " %s: not implemented yet\n",
 				    later[i]);
@@ -1380,7 +1385,9 @@ main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "view") == 0)
 		return cmd_view(argc - 1, argv + 1);
-	for (size_t i = 0; i < 3; i++) {
+	if (strcmp(cmd, "record") == 0)
+		return cmd_record(argc - 1, argv + 1);
+	for (size_t i = 0; i < 2; i++) {
 		if (strcmp(cmd, later[i]) == 0) {
 			fprintf(stderr, PROG " %s: not implemented yet (a "
 			    "later version adds it)\n", cmd);

@@ -1,0 +1,92 @@
+"""rtprof record on an unmodified program (tests/record_target.c).
+
+    test_record.py RTPROF RECORD_TARGET TESTS_DIR WORKDIR
+
+- The program's exit status is rtprof's (3), and a program killed by a
+  signal gives 128 + N (SIGTERM sent to rtprof is forwarded to it, and the
+  profile is still written).
+- The profile (and the dump kept next to it) exist; gecko_check.py accepts
+  the profile; its threads are the main thread (GeckoMain) and the two
+  threads the program created, named as the program named them after they
+  started ("cruncher"), sampled with symbolized stacks in which
+  outer_work calls inner_work.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gecko_testlib import check, load  # noqa: E402
+
+RTPROF, TARGET, SRC, DIR = sys.argv[1:5]
+
+
+def frames_of(th):
+    st = th["stringTable"]
+    ft = th["frameTable"]
+    sk = th["stackTable"]
+    out = []
+    for row in th["samples"]["data"]:
+        s = row[th["samples"]["schema"]["stack"]]
+        names = []
+        while s is not None:
+            srow = sk["data"][s]
+            f = ft["data"][srow[sk["schema"]["frame"]]]
+            names.append(st[f[ft["schema"]["location"]]])
+            s = srow[sk["schema"]["prefix"]]
+        out.append(list(reversed(names)))
+    return out
+
+
+def main():
+    os.makedirs(DIR, exist_ok=True)
+    out = os.path.join(DIR, "rec.json.gz")
+    r = subprocess.run([RTPROF, "record", "-o", out, "--", TARGET],
+                       stderr=subprocess.PIPE)
+    check(r.returncode == 3, f"exit status {r.returncode}, want the "
+          f"program's 3: {r.stderr.decode()}")
+    check(os.path.exists(os.path.join(DIR, "rec.rtprof")), "dump not kept")
+    g = subprocess.run([sys.executable, os.path.join(SRC, "gecko_check.py"),
+                        "--require-samples", out])
+    check(g.returncode == 0, "gecko_check.py rejects the profile")
+    p = load(out)
+    names = sorted(t["name"] for t in p["threads"])
+    check(names == ["GeckoMain", "cruncher", "cruncher", "rtprof sampler"],
+          f"threads {names}")
+    for th in p["threads"]:
+        if th["name"] != "cruncher":
+            continue
+        stacks = frames_of(th)
+        good = sum(1 for s in stacks
+                   if any(x.startswith("outer_work (in ") for x in s) and
+                   any(x.startswith("inner_work (in ") for x in s) and
+                   [x.split(" ")[0] for x in s].index("outer_work") <
+                   [x.split(" ")[0] for x in s].index("inner_work"))
+        check(good >= 0.5 * len(stacks), f"only {good} of {len(stacks)} "
+              "cruncher samples show outer_work > inner_work")
+
+    # SIGTERM to rtprof reaches the program; the profile is written.
+    out2 = os.path.join(DIR, "term.json.gz")
+    pr = subprocess.Popen([RTPROF, "record", "-o", out2, "--", TARGET],
+                          stderr=subprocess.PIPE)
+    time.sleep(0.4)
+    pr.send_signal(signal.SIGTERM)
+    err = pr.communicate(timeout=60)[1].decode()
+    check(pr.returncode == 128 + signal.SIGTERM,
+          f"exit status {pr.returncode} after SIGTERM: {err}")
+    check(os.path.exists(out2), f"no profile after SIGTERM: {err}")
+
+    # A program that does not exist: 127, no dump left behind.
+    r = subprocess.run([RTPROF, "record", "-o", os.path.join(DIR, "x.json"),
+                        "--", "/nonexistent/program"], stderr=subprocess.PIPE)
+    check(r.returncode == 127, f"exit status {r.returncode} for a missing "
+          "program")
+    check(not os.path.exists(os.path.join(DIR, "x.rtprof")),
+          "dump left for a program that never ran")
+    print("test_record: ok", file=sys.stderr)
+
+
+main()

@@ -1,0 +1,270 @@
+/*
+ * record.c - `rtprof record`: profile an unmodified program.
+ *
+ *   rtprof record [-o OUT] [--interval MS] [--memory MIB]
+ *                 [--max-bytes N] -- CMD [ARGS...]
+ *
+ * Opens the dump file (OUT with .rtprof instead of .json.gz; the program
+ * never opens a path itself), starts CMD with librtprof-preload.so in
+ * LD_PRELOAD and the descriptor in RTPROF_FD (core/preload.c: the main
+ * thread and every pthread_create thread are registered and sampled), waits
+ * for it while forwarding SIGINT/SIGTERM/SIGHUP to it, then converts the
+ * dump into OUT (default CMD.json.gz) and keeps the dump next to it. The
+ * exit status is the program's (128 + N when it died of signal N).
+ *
+ * This version follows one process: programs CMD starts run without a
+ * session (the descriptor is not inherited).
+ *
+ * Context: the tool's main thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "convert.h"
+#include "record.h"
+
+#define PROG "rtprof record"
+
+#ifndef RTPROF_PRELOAD_INSTALLED
+#define RTPROF_PRELOAD_INSTALLED "librtprof-preload.so"
+#endif
+
+static volatile sig_atomic_t child_pid;
+
+static void
+forward(int sig)
+{
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+void
+record_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: rtprof record [-o OUT] [--interval MS] [--memory MIB]\n"
+	    "                     [--max-bytes N] -- CMD [ARGS...]\n"
+	    "Run CMD with rtprof preloaded: its main thread and every thread\n"
+	    "it creates are sampled; the dump becomes a Firefox Profiler\n"
+	    "profile.\n"
+	    "  -o OUT          the profile (default CMD.json.gz); the dump is\n"
+	    "                  kept next to it as OUT with .rtprof\n"
+	    "  --interval MS   sampling interval, 0.1 to 1000 ms (1)\n"
+	    "  --memory MIB    rtprof's chunk memory in the program (32)\n"
+	    "  --max-bytes N   cap on the dump's size (none)\n"
+	    "Exit status: the program's (128 + N when killed by signal N);\n"
+	    "2 when rtprof could not run it.\n");
+}
+
+/* The preload library: next to this executable (a build tree), else the
+ * installed one. */
+static void
+preload_path(char *out, size_t n)
+{
+	char exe[PATH_MAX];
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (k > 0) {
+		char *slash;
+
+		exe[k] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash != NULL) {
+			struct stat st;
+
+			snprintf(out, n, "%.*s/librtprof-preload.so",
+			    (int)(slash - exe), exe);
+			if (stat(out, &st) == 0)
+				return;
+		}
+	}
+	snprintf(out, n, "%s", RTPROF_PRELOAD_INSTALLED);
+}
+
+/* OUT with its .json.gz / .json suffix replaced by .rtprof. */
+static void
+dump_path(const char *out, char *buf, size_t n)
+{
+	size_t len = strlen(out);
+
+	if (len > 8 && strcmp(out + len - 8, ".json.gz") == 0)
+		len -= 8;
+	else if (len > 5 && strcmp(out + len - 5, ".json") == 0)
+		len -= 5;
+	snprintf(buf, n, "%.*s.rtprof", (int)len, out);
+}
+
+static int
+open_out(void *ctx)
+{
+	return ((struct tool_out *)ctx)->fd < 0;
+}
+
+/* Context: main thread. Return: the exit status. */
+int
+cmd_record(int argc, char **argv)
+{
+	char def_out[PATH_MAX], dump[PATH_MAX], pre[PATH_MAX], env[64];
+	const char *out = NULL, *interval = NULL, *memory = NULL, *maxb = NULL;
+	char *dumps[1];
+	struct sigaction sa;
+	struct tool_convert_opts opts;
+	struct tool_out o = { -1, NULL };
+	struct tool_convert_sink sink = { open_out, tool_out_write, &o };
+	bool opened = false;
+	int i, fd, status, rc, werr = 0, code;
+	pid_t pid;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		} else if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0) {
+			record_usage(stdout);
+			return 0;
+		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+			out = argv[++i];
+		} else if (strcmp(argv[i], "--interval") == 0 && i + 1 < argc) {
+			interval = argv[++i];
+		} else if (strcmp(argv[i], "--memory") == 0 && i + 1 < argc) {
+			memory = argv[++i];
+		} else if (strcmp(argv[i], "--max-bytes") == 0 &&
+		    i + 1 < argc) {
+			maxb = argv[++i];
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, PROG ": unknown option %s\n", argv[i]);
+			record_usage(stderr);
+			return 2;
+		} else {
+			break;          /* CMD without "--" */
+		}
+	}
+	if (i >= argc) {
+		record_usage(stderr);
+		return 2;
+	}
+	if (out == NULL) {
+		const char *base = strrchr(argv[i], '/');
+
+		snprintf(def_out, sizeof(def_out), "%s.json.gz",
+		    base != NULL ? base + 1 : argv[i]);
+		out = def_out;
+	}
+	dump_path(out, dump, sizeof(dump));
+	preload_path(pre, sizeof(pre));
+	/* Not close-on-exec: the program inherits it (and keeps it: the
+	 * library makes it close-on-exec for what the program starts). */
+	fd = open(dump, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", dump, strerror(errno));
+		return 2;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = forward;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, PROG ": fork: %s\n", strerror(errno));
+		close(fd);
+		return 2;
+	}
+	if (pid == 0) {
+		const char *old = getenv("LD_PRELOAD");
+		char *ld;
+
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		snprintf(env, sizeof(env), "%d", fd);
+		setenv("RTPROF_FD", env, 1);
+		if (interval != NULL) {
+			snprintf(env, sizeof(env), "%.0f",
+			    strtod(interval, NULL) * 1000.0);
+			setenv("RTPROF_SAMPLE_US", env, 1);
+		}
+		if (memory != NULL) {
+			snprintf(env, sizeof(env), "%llu",
+			    strtoull(memory, NULL, 10) << 20);
+			setenv("RTPROF_MEMORY", env, 1);
+		}
+		if (maxb != NULL)
+			setenv("RTPROF_MAX_BYTES", maxb, 1);
+		if (old != NULL && old[0] != '\0' &&
+		    (ld = malloc(strlen(pre) + strlen(old) + 2)) != NULL) {
+			sprintf(ld, "%s:%s", pre, old);
+			setenv("LD_PRELOAD", ld, 1);
+		} else {
+			setenv("LD_PRELOAD", pre, 1);
+		}
+		execvp(argv[i], argv + i);
+		fprintf(stderr, PROG ": %s: %s\n", argv[i], strerror(errno));
+		_exit(127);
+	}
+	child_pid = pid;
+	close(fd);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, PROG ": waitpid: %s\n", strerror(errno));
+			return 2;
+		}
+	}
+	child_pid = 0;
+	code = WIFEXITED(status) ? WEXITSTATUS(status) :
+	    WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 2;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+		/* exec failed (message printed by the child): no dump. */
+		unlink(dump);
+		return 127;
+	}
+
+	/* Convert: a killed program's dump converts up to its last frame. */
+	if (tool_convert_opts_init(&opts, PROG, 0) != 0)
+		return 2;
+	o.fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (o.fd < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
+		tool_convert_opts_free(&opts);
+		return 2;
+	}
+	if (strlen(out) > 3 && strcmp(out + strlen(out) - 3, ".gz") == 0) {
+		o.gz = gzdopen(dup(o.fd), "wb6");
+		if (o.gz == NULL) {
+			fprintf(stderr, PROG ": %s: cannot compress\n", out);
+			close(o.fd);
+			tool_convert_opts_free(&opts);
+			return 2;
+		}
+	}
+	dumps[0] = dump;
+	rc = tool_convert(PROG, dumps, 1, &opts, false, isatty(2) != 0,
+	    &sink, &opened, &werr);
+	if (o.gz != NULL && gzclose(o.gz) != Z_OK && rc == 0)
+		rc = 2;
+	if (close(o.fd) != 0 && rc == 0)
+		rc = 2;
+	tool_convert_opts_free(&opts);
+	if (rc == 2) {
+		if (werr != 0)
+			fprintf(stderr, PROG ": %s: %s\n", out, strerror(-werr));
+		unlink(out);
+		fprintf(stderr, PROG ": no profile; the dump is %s\n", dump);
+		return code != 0 ? code : 2;
+	}
+	fprintf(stderr, PROG ": wrote %s (dump %s); open it with `rtprof "
+	    "view %s` or at https://profiler.firefox.com\n", out, dump, out);
+	return code;
+}
