@@ -144,3 +144,10 @@ rtprof__clock_rate(void)
 	pthread_once(&rate_once, calibrate);
 	return clock_rate;
 }
+
+/* Context: any non-RT thread; may sleep once (calibration). */
+RTPROF_API double
+rtprof_ticks_per_second(void)
+{
+	return rtprof__clock_rate();
+}

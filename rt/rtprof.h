@@ -721,6 +721,13 @@ rtprof_counter_declare(const char *name, const char *category,
     const char *description);
 
 /*
+ * rtprof_ticks_per_second - how many rtprof_now() ticks make a second.
+ * Context: any thread but an RT one; the first call may sleep up to 20 ms to
+ * calibrate the TSC.
+ */
+RTPROF_API double rtprof_ticks_per_second(void);
+
+/*
  * rtprof_audio_init - set up an audio callback site named @name (copied
  * into its counters' names: "@name load", "@name jitter", "@name
  * overruns"). Declares the "Audio callback" and "Audio overrun" marker
@@ -810,6 +817,7 @@ RTPROF__NOP void rtprof_marker_close(rtprof_rec *r) { (void)r; }
 RTPROF__NOP void rtprof_counter_add(rtprof_counter *c, int64_t d) { (void)c; (void)d; }
 RTPROF__NOP void rtprof_counter_set(rtprof_counter *c, int64_t v) { (void)c; (void)v; }
 RTPROF__NOP int rtprof_audio_init(rtprof_audio *a, const char *n) { (void)a; (void)n; return 0; }
+RTPROF__NOP double rtprof_ticks_per_second(void) { return 1e9; }
 RTPROF__NOP void rtprof_audio_begin(rtprof_audio *a, uint32_t f, uint32_t r) { (void)a; (void)f; (void)r; }
 RTPROF__NOP void rtprof_audio_end(rtprof_audio *a) { (void)a; }
 RTPROF__NOP void rtprof_label_push(const char *l) { (void)l; }

@@ -3,10 +3,18 @@
  * rtprof call. Two threads named "cruncher" (pthread_setname_np after they
  * start) run outer_work -> inner_work busy loops for about a second; the
  * main thread waits for them and exits with status 3.
+ *
+ * `record_target block`: a thread named "blocker" blocks in read(2) on a
+ * pipe for ~60 ms (written to by the main thread), in nanosleep for 40 ms,
+ * in pthread_mutex_lock for ~50 ms (the main thread holds the mutex) and
+ * in fsync(2); exit status 0.
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile unsigned long sink;
 
@@ -43,11 +51,65 @@ worker(void *arg)
 	return NULL;
 }
 
+static int pfd[2];
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+nap_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000 };
+
+	while (nanosleep(&t, &t) != 0)
+		;
+}
+
+static void *
+blocker(void *arg)
+{
+	char c, path[] = "/tmp/record-target-XXXXXX";
+	int fd;
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "blocker");
+	if (read(pfd[0], &c, 1) != 1)           /* ~60 ms */
+		abort();
+	nap_ms(40);
+	pthread_mutex_lock(&mu);                /* ~50 ms: main holds it */
+	pthread_mutex_unlock(&mu);
+	fd = mkstemp(path);
+	if (fd >= 0) {
+		if (write(fd, "x", 1) != 1 || fsync(fd) != 0)
+			abort();
+		close(fd);
+		unlink(path);
+	}
+	return NULL;
+}
+
+static int
+block_main(void)
+{
+	pthread_t t;
+
+	if (pipe(pfd) != 0 || pthread_create(&t, NULL, blocker, NULL) != 0)
+		return 1;
+	nap_ms(60);
+	pthread_mutex_lock(&mu);
+	if (write(pfd[1], "g", 1) != 1)
+		return 1;
+	nap_ms(90);                             /* blocker: 40 ms asleep, */
+	pthread_mutex_unlock(&mu);              /* then ~50 ms on the lock */
+	pthread_join(t, NULL);
+	return 0;
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	pthread_t a, b;
 
+	if (argc > 1 && strcmp(argv[1], "block") == 0)
+		return block_main();
 	if (pthread_create(&a, NULL, worker, NULL) != 0 ||
 	    pthread_create(&b, NULL, worker, NULL) != 0)
 		return 1;

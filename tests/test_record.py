@@ -10,6 +10,9 @@
   threads the program created, named as the program named them after they
   started ("cruncher"), sampled with symbolized stacks in which
   outer_work calls inner_work.
+- Calls that block (read on a pipe, nanosleep, a contended mutex, fsync)
+  are "Blocked" markers with the call's name, as long as the blocking, and
+  the thread's samples meanwhile are idle.
 """
 
 import os
@@ -19,7 +22,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gecko_testlib import check, load  # noqa: E402
+from gecko_testlib import check, load, markers  # noqa: E402
 
 RTPROF, TARGET, SRC, DIR = sys.argv[1:5]
 
@@ -67,6 +70,34 @@ def main():
                    [x.split(" ")[0] for x in s].index("inner_work"))
         check(good >= 0.5 * len(stacks), f"only {good} of {len(stacks)} "
               "cruncher samples show outer_work > inner_work")
+
+    # Blocking calls become "Blocked" markers; the thread is idle in them.
+    out3 = os.path.join(DIR, "block.json.gz")
+    r = subprocess.run([RTPROF, "record", "-o", out3, "--", TARGET, "block"],
+                       stderr=subprocess.PIPE)
+    check(r.returncode == 0, f"block: exit {r.returncode}: {r.stderr.decode()}")
+    p = load(out3)
+    bl = [t for t in p["threads"] if t["name"] == "blocker"]
+    check(len(bl) == 1, f"threads {[t['name'] for t in p['threads']]}")
+    ms = {}
+    for m in markers(bl[0]):
+        if m["name"] == "Blocked":
+            c = m["data"]["call"]
+            ms[c] = max(ms.get(c, 0), m["end"] - m["start"])
+    print(f"test_record: blocked calls {ms}", file=sys.stderr)
+    for call, at_least in (("read", 40), ("nanosleep", 35),
+                           ("pthread_mutex_lock", 30), ("fsync", 0)):
+        check(call in ms and ms[call] >= at_least,
+              f"no {call} of at least {at_least} ms among {ms}")
+    cats = [c["name"] for c in p["meta"]["categories"]]
+    idle = cats.index("Idle")
+    th = bl[0]
+    ft, sk = th["frameTable"], th["stackTable"]
+    leaf_cats = [ft["data"][sk["data"][row[th["samples"]["schema"]["stack"]]]
+                            [sk["schema"]["frame"]]][ft["schema"]["category"]]
+                 for row in th["samples"]["data"]]
+    check(leaf_cats.count(idle) >= 0.5 * len(leaf_cats),
+          f"blocker: {leaf_cats.count(idle)} idle of {len(leaf_cats)} samples")
 
     # SIGTERM to rtprof reaches the program; the profile is written.
     out2 = os.path.join(DIR, "term.json.gz")
