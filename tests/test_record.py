@@ -13,6 +13,9 @@
 - Calls that block (read on a pipe, nanosleep, a contended mutex, fsync)
   are "Blocked" markers with the call's name, as long as the blocking, and
   the thread's samples meanwhile are idle.
+- rtprof summarize: the blocked calls with their time, CPU time per
+  thread, inner_work on top by self samples; --folded gives flame-graph
+  stacks with outer_work;inner_work.
 """
 
 import os
@@ -98,6 +101,34 @@ def main():
                  for row in th["samples"]["data"]]
     check(leaf_cats.count(idle) >= 0.5 * len(leaf_cats),
           f"blocker: {leaf_cats.count(idle)} idle of {len(leaf_cats)} samples")
+
+    # rtprof summarize on both dumps: blocked time by call, CPU per
+    # thread, top self functions; --folded stacks.
+    r = subprocess.run([RTPROF, "summarize", os.path.join(DIR, "rec.rtprof"),
+                        os.path.join(DIR, "block.rtprof")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    text = r.stdout.decode()
+    check(r.returncode == 0, f"summarize: exit {r.returncode}: "
+          f"{r.stderr.decode()}")
+    rows = {ln.split()[0]: ln.split() for ln in text.splitlines()
+            if ln.startswith("  ") and len(ln.split()) == 5}
+    for call, at_least in (("read", 40), ("pthread_mutex_lock", 30)):
+        check(call in rows and float(rows[call][2]) >= at_least,
+              f"summarize: no {call} >= {at_least} ms in:\n{text}")
+    cpu = [ln for ln in text.splitlines() if "/ cruncher (tid" in ln]
+    check(len(cpu) == 2 and all(float(ln.split()[0]) > 300 for ln in cpu),
+          f"summarize: cruncher CPU lines {cpu}")
+    top = text.split("Top functions by self samples:")[1].splitlines()[1]
+    check(top.split()[-1] == "inner_work",
+          f"summarize: top function {top!r}")
+    r = subprocess.run([RTPROF, "summarize", "--folded",
+                        os.path.join(DIR, "rec.rtprof")],
+                       stdout=subprocess.PIPE)
+    folded = r.stdout.decode().splitlines()
+    best = folded[0].rsplit(" ", 1)
+    check(r.returncode == 0 and best[0].endswith("outer_work;inner_work") and
+          best[0].startswith("record_target;cruncher;") and int(best[1]) > 300,
+          f"summarize --folded: {folded[:3]}")
 
     # SIGTERM to rtprof reaches the program; the profile is written.
     out2 = os.path.join(DIR, "term.json.gz")

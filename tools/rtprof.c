@@ -3,7 +3,8 @@
  *
  *   rtprof view [options] FILE...    dumps or a profile -> Firefox Profiler
  *   rtprof record [OPTIONS] -- CMD...       (tools/record.c)
- *   rtprof capture | summarize   (not implemented yet)
+ *   rtprof summarize [OPTIONS] DUMP...     (tools/summarize.c)
+ *   rtprof capture   (not implemented yet)
  *   rtprof help [COMMAND]
  *
  * rtprof view converts dumps (tools/convert.c, the code msgpack2gecko
@@ -68,6 +69,7 @@
 
 #include "convert.h"
 #include "record.h"
+#include "summarize.h"
 #include "gecko.h"
 
 #define PROG "rtprof"
@@ -106,8 +108,8 @@ usage(FILE *f)
 	    "  record           run a program under rtprof and make its profile\n"
 	    "  capture          capture from a running program or a board\n"
 	    "                   (not implemented yet)\n"
-	    "  summarize        print a summary of a dump (not implemented\n"
-	    "                   yet; msgpack2gecko --info meanwhile)\n"
+	    "  summarize        blocked time, CPU per thread, top functions\n"
+	    "                   of dumps (--folded: flame-graph stacks)\n"
 	    "  help [COMMAND]   this help, or a command's\n"
 	    "'" PROG " COMMAND --help' also prints a command's help.\n");
 }
@@ -1348,7 +1350,7 @@ done:
 int
 main(int argc, char **argv)
 {
-	static const char *const later[] = { "capture", "summarize" };
+	static const char *const later[] = { "capture" };
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
 	if (cmd == NULL) {
@@ -1368,7 +1370,11 @@ main(int argc, char **argv)
 			record_usage(stdout);
 			return EXIT_OK;
 		}
-		for (size_t i = 0; argc > 2 && i < 2; i++) {
+		if (argc > 2 && strcmp(argv[2], "summarize") == 0) {
+			summarize_usage(stdout);
+			return EXIT_OK;
+		}
+		for (size_t i = 0; argc > 2 && i < 1; i++) {
 			if (strcmp(argv[2], later[i]) == 0) {
 				printf(PROG " %s: not implemented yet\n",
 				    later[i]);
@@ -1387,7 +1393,9 @@ main(int argc, char **argv)
 		return cmd_view(argc - 1, argv + 1);
 	if (strcmp(cmd, "record") == 0)
 		return cmd_record(argc - 1, argv + 1);
-	for (size_t i = 0; i < 2; i++) {
+	if (strcmp(cmd, "summarize") == 0)
+		return cmd_summarize(argc - 1, argv + 1);
+	for (size_t i = 0; i < 1; i++) {
 		if (strcmp(cmd, later[i]) == 0) {
 			fprintf(stderr, PROG " %s: not implemented yet (a "
 			    "later version adds it)\n", cmd);
