@@ -151,6 +151,7 @@ struct rtprof__core {
 	int writer_wake;          /* work requested before the next tick */
 	pthread_t writer;
 
+	int forked;               /* a fork() child: no session can start */
 	int sampler_started;
 	pthread_t sampler;
 	pthread_cond_t sampler_cv; /* CLOCK_MONOTONIC; session changes wake it */

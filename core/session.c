@@ -61,6 +61,12 @@ rtprof_session_start(const struct rtprof_settings *settings)
 		free(s);
 		return -EBUSY;
 	}
+	if (c->forked) {
+		/* The pool and the threads' rings are the parent's copies. */
+		rtprof__unlock(lk);
+		free(s);
+		return -EPERM;
+	}
 	rc = rtprof__writer_ensure(lk);
 	if (rc == 0 && set.sample_interval_us != RTPROF_SAMPLING_OFF)
 		rc = rtprof__sampler_ensure(lk);

@@ -4,9 +4,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "core.h"
 #include "../codec/wire.h"
@@ -125,20 +128,61 @@ autostop(void)
  * The library never opens a path: a launcher opens the file (tools/).
  * RTPROF_MODE=flight, RTPROF_MEMORY=bytes, RTPROF_MAX_BYTES=bytes,
  * RTPROF_SAMPLE_US=interval tune it. The variable is removed and the
- * descriptor made close-on-exec: only this process writes to it.
+ * descriptor made close-on-exec: only this process writes to it (programs
+ * it starts get their own from the launcher through RTPROF_SOCK).
  * Context: the library constructor, on the main thread before main().
  */
+/*
+ * RTPROF_SOCK=PATH (set by `rtprof record` for every process it follows):
+ * a process started without a descriptor of its own asks the launcher for
+ * one over that Unix socket (its pid in, a descriptor back by SCM_RIGHTS).
+ * Return: the descriptor, or -1.
+ */
+static int
+fd_from_launcher(const char *path)
+{
+	struct sockaddr_un a;
+	char msg[32], cbuf[CMSG_SPACE(sizeof(int))], one;
+	struct iovec iov = { &one, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+	    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int sk, fd = -1, n;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return -1;
+	sk = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sk < 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	strcpy(a.sun_path, path);
+	n = snprintf(msg, sizeof(msg), "%d\n", (int)getpid());
+	if (connect(sk, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    write(sk, msg, (size_t)n) == n && recvmsg(sk, &mh, MSG_CMSG_CLOEXEC)
+	    == 1 && (cm = CMSG_FIRSTHDR(&mh)) != NULL &&
+	    cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	close(sk);
+	return fd;
+}
+
 static void
 autostart(void)
 {
 	const char *fd = getenv("RTPROF_FD"), *v;
 	struct rtprof_settings s;
+	int n = -1;
 
-	if (fd == NULL || *fd == 0)
+	if (fd != NULL && *fd != 0)
+		n = atoi(fd);
+	else if ((v = getenv("RTPROF_SOCK")) != NULL && *v != 0)
+		n = fd_from_launcher(v);
+	if (n < 0)
 		return;
 	memset(&s, 0, sizeof(s));
 	s.struct_size = sizeof(s);
-	s.fd = atoi(fd);
+	s.fd = n;
 	if ((v = getenv("RTPROF_MODE")) != NULL && strcmp(v, "flight") == 0)
 		s.mode = RTPROF_MODE_FLIGHT_RECORDER;
 	if ((v = getenv("RTPROF_MEMORY")) != NULL)
@@ -156,11 +200,60 @@ autostart(void)
 		atexit(autostop);
 }
 
+/*
+ * fork(): the child has only the forking thread, none of rtprof's threads,
+ * and a copy of the parent's session it must not write. The core mutex is
+ * held across the fork (no other thread can be in the middle of changing
+ * the state); in the child, the session is dropped (recording calls count
+ * their events as outside a session, an exit handler's stop returns at
+ * once) and, if one was in flight, no new one can start (its chunks and
+ * the writer's state are half-copied). A child of a process that was not
+ * recording can record.
+ * Context: the forking thread.
+ */
+static void
+fork_prepare(void)
+{
+	pthread_mutex_lock(&core.mu);
+}
+
+static void
+fork_parent(void)
+{
+	pthread_mutex_unlock(&core.mu);
+}
+
+static void
+fork_child(void)
+{
+	struct rtprof__thread *self = rtprof__tls.thread;
+
+	pthread_mutex_init(&core.mu, NULL);
+	pthread_cond_init(&core.writer_cv, NULL);
+	pthread_cond_init(&core.done_cv, NULL);
+	__atomic_store_n(&rtprof__state, 0, __ATOMIC_RELEASE);
+	/* A session in flight (chunks in queues, the writer's batch) was
+	 * copied half-done: no session in this child. Without one, the
+	 * child starts its own (new writer and sampler threads). */
+	if (core.running != NULL || core.sessions != NULL)
+		core.forked = 1;
+	core.running = NULL;
+	core.sessions = NULL;
+	core.writer_started = 0;
+	core.sampler_started = 0;
+	/* The parent's other threads do not exist here. */
+	for (struct rtprof__thread *th = core.threads; th != NULL;
+	    th = th->next)
+		if (th != self)
+			th->exited = 1;
+}
+
 /* Context: the dynamic loader, on the main thread before main(). */
 __attribute__((constructor)) static void
 rtprof__init(void)
 {
 	rtprof__clock_init();
 	rtprof__registry_init();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	autostart();
 }

@@ -757,7 +757,10 @@ RTPROF_API int rtprof_audio_init(rtprof_audio *a, const char *name);
  * Context: any thread; may block and allocate.
  * Return: 0, -EBUSY (a session is running), -EINVAL (bad settings or fd;
  * sample_interval_us outside 100..1000000), -ENOMEM, -EAGAIN (could not
- * start the writer or sampler thread, or install the SIGPROF handler).
+ * start the writer or sampler thread, or install the SIGPROF handler),
+ * -EPERM (a child made by fork() without exec while the parent was
+ * recording: that session was copied half-done and is dropped there;
+ * record after exec instead).
  */
 RTPROF_API int rtprof_session_start(const struct rtprof_settings *settings);
 

@@ -8,9 +8,18 @@
  * pipe for ~60 ms (written to by the main thread), in nanosleep for 40 ms,
  * in pthread_mutex_lock for ~50 ms (the main thread holds the mutex) and
  * in fsync(2); exit status 0.
+ *
+ * `record_target spawn`: starts itself twice with posix_spawn (mode
+ * `child`: one "cruncher" for ~300 ms, exit status 0) and waits; exit 0.
+ *
+ * `record_target fork`: fork() without exec; the child works 100 ms and
+ * leaves with exit(), running the exit handlers (rtprof's among them must
+ * not wait for a writer thread the child does not have); exit 0.
  */
 #include <pthread.h>
+#include <spawn.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,6 +44,8 @@ outer_work(void)
 	__asm__ __volatile__("" ::: "memory");
 }
 
+static long run_ms = 1000;
+
 static void *
 worker(void *arg)
 {
@@ -47,7 +58,7 @@ worker(void *arg)
 		outer_work();
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000 +
-	    (t.tv_nsec - t0.tv_nsec) / 1000000 < 1000);
+	    (t.tv_nsec - t0.tv_nsec) / 1000000 < run_ms);
 	return NULL;
 }
 
@@ -103,6 +114,24 @@ block_main(void)
 	return 0;
 }
 
+extern char **environ;
+
+static int
+spawn_main(const char *self)
+{
+	char *args[] = { (char *)self, "child", NULL };
+	pid_t p[2];
+	int st;
+
+	for (int i = 0; i < 2; i++)
+		if (posix_spawn(&p[i], self, NULL, NULL, args, environ) != 0)
+			return 1;
+	for (int i = 0; i < 2; i++)
+		if (waitpid(p[i], &st, 0) != p[i] || st != 0)
+			return 1;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -110,6 +139,28 @@ main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "block") == 0)
 		return block_main();
+	if (argc > 1 && strcmp(argv[1], "spawn") == 0)
+		return spawn_main(argv[0]);
+	if (argc > 1 && strcmp(argv[1], "fork") == 0) {
+		pid_t c = fork();
+		int st;
+
+		if (c == 0) {
+			run_ms = 100;
+			worker(NULL);
+			exit(0);
+		}
+		if (c < 0 || waitpid(c, &st, 0) != c || st != 0)
+			return 1;
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "child") == 0) {
+		run_ms = 300;
+		if (pthread_create(&a, NULL, worker, NULL) != 0)
+			return 1;
+		pthread_join(a, NULL);
+		return 0;
+	}
 	if (pthread_create(&a, NULL, worker, NULL) != 0 ||
 	    pthread_create(&b, NULL, worker, NULL) != 0)
 		return 1;

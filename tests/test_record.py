@@ -13,12 +13,16 @@
 - Calls that block (read on a pipe, nanosleep, a contended mutex, fsync)
   are "Blocked" markers with the call's name, as long as the blocking, and
   the thread's samples meanwhile are idle.
+- Processes started with posix_spawn get their own dumps (the launcher
+  passes them a descriptor over RTPROF_SOCK) and are processes of the one
+  profile; a child made by fork() without exec exits without hanging.
 - rtprof summarize: the blocked calls with their time, CPU time per
   thread, inner_work on top by self samples; --folded gives flame-graph
   stacks with outer_work;inner_work.
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -48,7 +52,8 @@ def frames_of(th):
 
 
 def main():
-    os.makedirs(DIR, exist_ok=True)
+    shutil.rmtree(DIR, ignore_errors=True)
+    os.makedirs(DIR)
     out = os.path.join(DIR, "rec.json.gz")
     r = subprocess.run([RTPROF, "record", "-o", out, "--", TARGET],
                        stderr=subprocess.PIPE)
@@ -65,7 +70,11 @@ def main():
     for th in p["threads"]:
         if th["name"] != "cruncher":
             continue
-        stacks = frames_of(th)
+        # Samples the thread did not answer in time (a loaded machine)
+        # have no stack: only the others count.
+        stacks = [s for s in frames_of(th) if s != ["(no stack)"]]
+        check(len(stacks) > 100, f"only {len(stacks)} cruncher samples "
+              "with a stack")
         good = sum(1 for s in stacks
                    if any(x.startswith("outer_work (in ") for x in s) and
                    any(x.startswith("inner_work (in ") for x in s) and
@@ -129,6 +138,34 @@ def main():
     check(r.returncode == 0 and best[0].endswith("outer_work;inner_work") and
           best[0].startswith("record_target;cruncher;") and int(best[1]) > 300,
           f"summarize --folded: {folded[:3]}")
+
+    # Processes the program starts are followed: one profile, 3 processes.
+    out4 = os.path.join(DIR, "spawn.json.gz")
+    r = subprocess.run([RTPROF, "record", "-o", out4, "--", TARGET, "spawn"],
+                       stderr=subprocess.PIPE, timeout=60)
+    check(r.returncode == 0, f"spawn: exit {r.returncode}: {r.stderr.decode()}")
+    p = load(out4)
+    check(len(p["processes"]) == 2, f"spawn: {len(p['processes'])} "
+          "sub-processes, want 2")
+    pids = {p["threads"][0]["pid"]}
+    for sp in p["processes"]:
+        names = sorted(t["name"] for t in sp["threads"])
+        check("cruncher" in names and "GeckoMain" in names,
+              f"spawned process threads {names}")
+        check(sp["meta"]["startTime"] >= p["meta"]["startTime"],
+              "a spawned process starts before its parent")
+        pids.add(sp["threads"][0]["pid"])
+    check(len(pids) == 3, f"pids {pids}")
+    dumps = [f for f in os.listdir(DIR) if f.startswith("spawn.")
+             and f.endswith(".rtprof")]
+    check(len(dumps) == 3, f"dumps kept: {dumps}")
+
+    # fork() without exec: the child is not recorded, and its exit does
+    # not hang (no writer thread in it to wait for).
+    out5 = os.path.join(DIR, "fork.json.gz")
+    r = subprocess.run([RTPROF, "record", "-o", out5, "--", TARGET, "fork"],
+                       stderr=subprocess.PIPE, timeout=60)
+    check(r.returncode == 0, f"fork: exit {r.returncode}: {r.stderr.decode()}")
 
     # SIGTERM to rtprof reaches the program; the profile is written.
     out2 = os.path.join(DIR, "term.json.gz")

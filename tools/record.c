@@ -12,8 +12,15 @@
  * dump into OUT (default CMD.json.gz) and keeps the dump next to it. The
  * exit status is the program's (128 + N when it died of signal N).
  *
- * This version follows one process: programs CMD starts run without a
- * session (the descriptor is not inherited).
+ * Every program CMD starts (exec, posix_spawn, system) is followed too:
+ * RTPROF_SOCK names a Unix socket on which each new process asks for its
+ * own dump; the launcher opens OUT.PID.rtprof and passes the descriptor
+ * back with SCM_RIGHTS (at most RECORD_MAX_PROCS processes: more are run
+ * unrecorded, and said so). A child made by fork() without exec is not
+ * recorded (core/state.c). When CMD has exited, the launcher waits for the
+ * others while a dump still grows (progress-based patience: two rounds of
+ * 500 ms without growth and it stops waiting, naming the dumps it gave
+ * up on), then converts all dumps into one multi-process profile.
  *
  * Context: the tool's main thread.
  */
@@ -25,7 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,7 +48,98 @@
 #define RTPROF_PRELOAD_INSTALLED "librtprof-preload.so"
 #endif
 
+#define RECORD_MAX_PROCS 64
+#define ROUND_MS 500
+
 static volatile sig_atomic_t child_pid;
+
+/* The processes that asked for a dump (besides CMD). */
+struct procs {
+	char *path[RECORD_MAX_PROCS];
+	off_t size[RECORD_MAX_PROCS];
+	int n;
+	int refused;
+};
+
+/* OUT.rtprof -> OUT.PID.rtprof */
+static void
+proc_path(const char *dump, int pid, char *buf, size_t n)
+{
+	size_t len = strlen(dump) - strlen(".rtprof");
+
+	snprintf(buf, n, "%.*s.%d.rtprof", (int)len, dump, pid);
+}
+
+/* One request on the socket: a pid in, a descriptor out. */
+static void
+serve(int lfd, const char *dump, struct procs *p)
+{
+	char req[32], path[PATH_MAX], cbuf[CMSG_SPACE(sizeof(int))], one = 1;
+	struct iovec iov = { &one, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+	    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int c, fd, pid;
+	ssize_t n;
+
+	while ((c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		struct timeval tv = { 1, 0 };
+
+		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		n = read(c, req, sizeof(req) - 1);
+		pid = n > 0 ? (req[n] = '\0', atoi(req)) : 0;
+		if (pid <= 0) {
+			close(c);
+			continue;
+		}
+		if (p->n == RECORD_MAX_PROCS) {
+			if (p->refused++ == 0)
+				fprintf(stderr, PROG ": more than %d processes:"
+				    " pid %d and later ones are not recorded\n",
+				    RECORD_MAX_PROCS, pid);
+			close(c);       /* no descriptor: it runs unrecorded */
+			continue;
+		}
+		proc_path(dump, pid, path, sizeof(path));
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		    0644);
+		if (fd < 0) {
+			fprintf(stderr, PROG ": %s: %s\n", path,
+			    strerror(errno));
+			close(c);
+			continue;
+		}
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		if (sendmsg(c, &mh, MSG_NOSIGNAL) == 1 &&
+		    (p->path[p->n] = strdup(path)) != NULL)
+			p->n++;
+		else
+			unlink(path);
+		close(fd);
+		close(c);
+	}
+}
+
+/* Did any dump of @p grow since the last call? */
+static int
+grew(struct procs *p)
+{
+	int any = 0;
+
+	for (int i = 0; i < p->n; i++) {
+		struct stat st;
+
+		if (stat(p->path[i], &st) == 0 && st.st_size != p->size[i]) {
+			p->size[i] = st.st_size;
+			any = 1;
+		}
+	}
+	return any;
+}
 
 static void
 forward(int sig)
@@ -114,8 +215,12 @@ int
 cmd_record(int argc, char **argv)
 {
 	char def_out[PATH_MAX], dump[PATH_MAX], pre[PATH_MAX], env[64];
+	char sdir[] = "/tmp/rtprof-record-XXXXXX", spath[64];
+	struct sockaddr_un sa_un;
+	struct procs procs = { .n = 0 };
+	char **dumps;
+	int lfd, quiet_rounds;
 	const char *out = NULL, *interval = NULL, *memory = NULL, *maxb = NULL;
-	char *dumps[1];
 	struct sigaction sa;
 	struct tool_convert_opts opts;
 	struct tool_out o = { -1, NULL };
@@ -170,6 +275,25 @@ cmd_record(int argc, char **argv)
 		return 2;
 	}
 
+	/* The socket on which the processes CMD starts ask for a dump. */
+	if (mkdtemp(sdir) == NULL) {
+		fprintf(stderr, PROG ": %s: %s\n", sdir, strerror(errno));
+		close(fd);
+		return 2;
+	}
+	snprintf(spath, sizeof(spath), "%s/sock", sdir);
+	memset(&sa_un, 0, sizeof(sa_un));
+	sa_un.sun_family = AF_UNIX;
+	memcpy(sa_un.sun_path, spath, strlen(spath) + 1);  /* < 64 bytes */
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa_un,
+	    sizeof(sa_un)) != 0 || listen(lfd, 64) != 0) {
+		fprintf(stderr, PROG ": %s: %s\n", spath, strerror(errno));
+		close(fd);
+		rmdir(sdir);
+		return 2;
+	}
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = forward;
 	sigemptyset(&sa.sa_mask);
@@ -191,6 +315,7 @@ cmd_record(int argc, char **argv)
 		signal(SIGHUP, SIG_DFL);
 		snprintf(env, sizeof(env), "%d", fd);
 		setenv("RTPROF_FD", env, 1);
+		setenv("RTPROF_SOCK", spath, 1);
 		if (interval != NULL) {
 			snprintf(env, sizeof(env), "%.0f",
 			    strtod(interval, NULL) * 1000.0);
@@ -216,13 +341,41 @@ cmd_record(int argc, char **argv)
 	}
 	child_pid = pid;
 	close(fd);
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
+	for (;;) {
+		struct pollfd pf = { lfd, POLLIN, 0 };
+		pid_t w;
+
+		poll(&pf, 1, 100);
+		serve(lfd, dump, &procs);
+		w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
 			fprintf(stderr, PROG ": waitpid: %s\n", strerror(errno));
 			return 2;
 		}
 	}
 	child_pid = 0;
+	/*
+	 * Gathering: processes CMD started may still be writing. Wait while
+	 * a dump grows; two rounds without growth and we go on without them
+	 * (their dumps convert up to their last complete frame).
+	 */
+	grew(&procs);
+	for (quiet_rounds = 0; procs.n > 0 && quiet_rounds < 2;) {
+		for (int t = 0; t < ROUND_MS / 100; t++) {
+			struct pollfd pf = { lfd, POLLIN, 0 };
+
+			poll(&pf, 1, 100);
+			serve(lfd, dump, &procs);
+		}
+		quiet_rounds = grew(&procs) ? 0 : quiet_rounds + 1;
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	close(lfd);
+	unlink(spath);
+	rmdir(sdir);
 	code = WIFEXITED(status) ? WEXITSTATUS(status) :
 	    WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 2;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
@@ -249,9 +402,18 @@ cmd_record(int argc, char **argv)
 			return 2;
 		}
 	}
+	dumps = calloc((size_t)procs.n + 1, sizeof(*dumps));
+	if (dumps == NULL) {
+		close(o.fd);
+		tool_convert_opts_free(&opts);
+		return 2;
+	}
 	dumps[0] = dump;
-	rc = tool_convert(PROG, dumps, 1, &opts, false, isatty(2) != 0,
-	    &sink, &opened, &werr);
+	for (int k = 0; k < procs.n; k++)
+		dumps[k + 1] = procs.path[k];
+	rc = tool_convert(PROG, dumps, procs.n + 1, &opts, false,
+	    isatty(2) != 0, &sink, &opened, &werr);
+	free(dumps);
 	if (o.gz != NULL && gzclose(o.gz) != Z_OK && rc == 0)
 		rc = 2;
 	if (close(o.fd) != 0 && rc == 0)
@@ -264,7 +426,11 @@ cmd_record(int argc, char **argv)
 		fprintf(stderr, PROG ": no profile; the dump is %s\n", dump);
 		return code != 0 ? code : 2;
 	}
-	fprintf(stderr, PROG ": wrote %s (dump %s); open it with `rtprof "
-	    "view %s` or at https://profiler.firefox.com\n", out, dump, out);
+	fprintf(stderr, PROG ": wrote %s (%d process%s; dump %s%s); open it "
+	    "with `rtprof view %s` or at https://profiler.firefox.com\n", out,
+	    procs.n + 1, procs.n ? "es" : "", dump, procs.n ? " and others "
+	    "next to it" : "", out);
+	for (int k = 0; k < procs.n; k++)
+		free(procs.path[k]);
 	return code;
 }
