@@ -10,7 +10,8 @@
  * (and unregisters when it exits, through the registry's thread-exit
  * destructor), named after its comm (refreshed at exit, so a name the
  * program set with pthread_setname_np shows). Calls that may block are
- * timed (below): "Blocked" markers, and the thread counts as asleep.
+ * timed (below): "Blocked" markers, and the thread counts as asleep. exec
+ * stops the session first, so nothing recorded before it is lost.
  *
  * Context: the program's threads: pthread_create on the creating thread,
  * start() on the new thread before the program's start routine. Both may
@@ -20,7 +21,9 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <alloca.h>
 #include <semaphore.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -257,4 +260,102 @@ pthread_mutex_lock(pthread_mutex_t *m)
 	r = real_pthread_mutex_lock(m);
 	blk_end(&b, "pthread_mutex_lock", -1, -1);
 	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* exec                                                                 */
+
+/*
+ * exec replaces the image: the session's buffered data and its writer
+ * thread would vanish with it. Stop the session first (everything is
+ * written, with its trailer); the new image asks the launcher for a dump
+ * of its own (RTPROF_SOCK). If exec fails, this process goes on without a
+ * session. Context: the calling thread.
+ */
+static void
+before_exec(void)
+{
+	rtprof_session_stop();
+}
+
+RTPROF_API int
+execve(const char *path, char *const argv[], char *const envp[])
+{
+	REAL(execve);
+	before_exec();
+	return real_execve(path, argv, envp);
+}
+
+RTPROF_API int
+execv(const char *path, char *const argv[])
+{
+	REAL(execv);
+	before_exec();
+	return real_execv(path, argv);
+}
+
+RTPROF_API int
+execvp(const char *file, char *const argv[])
+{
+	REAL(execvp);
+	before_exec();
+	return real_execvp(file, argv);
+}
+
+RTPROF_API int
+execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	REAL(execvpe);
+	before_exec();
+	return real_execvpe(file, argv, envp);
+}
+
+RTPROF_API int
+fexecve(int fd, char *const argv[], char *const envp[])
+{
+	REAL(fexecve);
+	before_exec();
+	return real_fexecve(fd, argv, envp);
+}
+
+/* The execl family: the variadic arguments as an array, then execv*. */
+#define EXECL_ARGS(first)                                                      \
+	va_list ap;                                                            \
+	size_t n = 1;                                                          \
+	char **v;                                                              \
+	va_start(ap, first);                                                   \
+	while (va_arg(ap, char *) != NULL)                                     \
+		n++;                                                           \
+	va_end(ap);                                                            \
+	v = alloca((n + 1) * sizeof(*v));                                      \
+	va_start(ap, first);                                                   \
+	v[0] = (char *)(first);                                                \
+	for (size_t i_ = 1; i_ <= n; i_++)                                     \
+		v[i_] = va_arg(ap, char *)
+
+RTPROF_API int
+execl(const char *path, const char *arg, ...)
+{
+	EXECL_ARGS(arg);
+	va_end(ap);
+	return execv(path, v);
+}
+
+RTPROF_API int
+execlp(const char *file, const char *arg, ...)
+{
+	EXECL_ARGS(arg);
+	va_end(ap);
+	return execvp(file, v);
+}
+
+RTPROF_API int
+execle(const char *path, const char *arg, ...)
+{
+	char *const *envp;
+
+	EXECL_ARGS(arg);
+	envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, v, envp);
 }

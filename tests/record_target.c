@@ -12,6 +12,9 @@
  * `record_target spawn`: starts itself twice with posix_spawn (mode
  * `child`: one "cruncher" for ~300 ms, exit status 0) and waits; exit 0.
  *
+ * `record_target exec`: a "cruncher" for ~200 ms, then execs itself in
+ * mode `child` (the pre-exec image's data must survive the exec).
+ *
  * `record_target fork`: fork() without exec; the child works 100 ms and
  * leaves with exit(), running the exit handlers (rtprof's among them must
  * not wait for a writer thread the child does not have); exit 0.
@@ -141,6 +144,16 @@ main(int argc, char **argv)
 		return block_main();
 	if (argc > 1 && strcmp(argv[1], "spawn") == 0)
 		return spawn_main(argv[0]);
+	if (argc > 1 && strcmp(argv[1], "exec") == 0) {
+		char *args[] = { argv[0], "child", NULL };
+
+		run_ms = 200;
+		if (pthread_create(&a, NULL, worker, NULL) != 0)
+			return 1;
+		pthread_join(a, NULL);
+		execv(argv[0], args);
+		return 1;
+	}
 	if (argc > 1 && strcmp(argv[1], "fork") == 0) {
 		pid_t c = fork();
 		int st;

@@ -15,7 +15,8 @@
   the thread's samples meanwhile are idle.
 - Processes started with posix_spawn get their own dumps (the launcher
   passes them a descriptor over RTPROF_SOCK) and are processes of the one
-  profile; a child made by fork() without exec exits without hanging.
+  profile; an exec keeps the data of the image before it (2 processes);
+  a child made by fork() without exec exits without hanging.
 - rtprof summarize: the blocked calls with their time, CPU time per
   thread, inner_work on top by self samples; --folded gives flame-graph
   stacks with outer_work;inner_work.
@@ -159,6 +160,20 @@ def main():
     dumps = [f for f in os.listdir(DIR) if f.startswith("spawn.")
              and f.endswith(".rtprof")]
     check(len(dumps) == 3, f"dumps kept: {dumps}")
+
+    # exec: the image before it keeps its data (stopped before the exec),
+    # the image after it gets its own dump: 2 processes, both crunching.
+    out6 = os.path.join(DIR, "exec.json.gz")
+    r = subprocess.run([RTPROF, "record", "-o", out6, "--", TARGET, "exec"],
+                       stderr=subprocess.PIPE, timeout=60)
+    check(r.returncode == 0, f"exec: exit {r.returncode}: {r.stderr.decode()}")
+    p = load(out6)
+    procs = [p] + p["processes"]
+    check(len(procs) == 2, f"exec: {len(procs)} processes, want 2")
+    for proc in procs:
+        cr = [t for t in proc["threads"] if t["name"] == "cruncher"]
+        check(len(cr) == 1 and len(cr[0]["samples"]["data"]) > 50,
+              "exec: a process without its cruncher samples")
 
     # fork() without exec: the child is not recorded, and its exit does
     # not hang (no writer thread in it to wait for).

@@ -61,13 +61,16 @@ struct procs {
 	int refused;
 };
 
-/* OUT.rtprof -> OUT.PID.rtprof */
+/* OUT.rtprof -> OUT.PID.rtprof, or OUT.PID-K.rtprof for the K-th image */
 static void
-proc_path(const char *dump, int pid, char *buf, size_t n)
+proc_path(const char *dump, int pid, int k, char *buf, size_t n)
 {
 	size_t len = strlen(dump) - strlen(".rtprof");
 
-	snprintf(buf, n, "%.*s.%d.rtprof", (int)len, dump, pid);
+	if (k == 1)
+		snprintf(buf, n, "%.*s.%d.rtprof", (int)len, dump, pid);
+	else
+		snprintf(buf, n, "%.*s.%d-%d.rtprof", (int)len, dump, pid, k);
 }
 
 /* One request on the socket: a pid in, a descriptor out. */
@@ -100,9 +103,12 @@ serve(int lfd, const char *dump, struct procs *p)
 			close(c);       /* no descriptor: it runs unrecorded */
 			continue;
 		}
-		proc_path(dump, pid, path, sizeof(path));
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		    0644);
+		/* A process that exec()s asks again with the same pid: each
+		 * image its own dump (OUT.PID.rtprof, OUT.PID-2.rtprof...). */
+		proc_path(dump, pid, 1, path, sizeof(path));
+		for (int k = 2; (fd = open(path, O_WRONLY | O_CREAT | O_EXCL |
+		    O_CLOEXEC, 0644)) < 0 && errno == EEXIST && k < 100; k++)
+			proc_path(dump, pid, k, path, sizeof(path));
 		if (fd < 0) {
 			fprintf(stderr, PROG ": %s: %s\n", path,
 			    strerror(errno));
