@@ -134,10 +134,11 @@ def main():
     r = subprocess.run([RTPROF, "summarize", "--folded",
                         os.path.join(DIR, "rec.rtprof")],
                        stdout=subprocess.PIPE)
-    folded = r.stdout.decode().splitlines()
-    best = folded[0].rsplit(" ", 1)
-    check(r.returncode == 0 and best[0].endswith("outer_work;inner_work") and
-          best[0].startswith("record_target;cruncher;") and int(best[1]) > 300,
+    folded = [ln.rsplit(" ", 1) for ln in r.stdout.decode().splitlines()]
+    chain = [int(n) for st, n in folded
+             if st.startswith("record_target;cruncher;") and
+             st.endswith(";outer_work;inner_work")]
+    check(r.returncode == 0 and chain and max(chain) > 100,
           f"summarize --folded: {folded[:3]}")
 
     # Processes the program starts are followed: one profile, 3 processes.
