@@ -15,6 +15,12 @@
  * `record_target exec`: a "cruncher" for ~200 ms, then execs itself in
  * mode `child` (the pre-exec image's data must survive the exec).
  *
+ * `record_target io`: exactly 100 fsync(2) calls and 10 sleeps of 5 ms
+ * on the main thread.
+ *
+ * `record_target split`: a "cruncher" spends ~30% of its time in hot_a
+ * and ~70% in hot_b (by work, for ~1.5 s).
+ *
  * `record_target fork`: fork() without exec; the child works 100 ms and
  * leaves with exit(), running the exit handlers (rtprof's among them must
  * not wait for a writer thread the child does not have); exit 0.
@@ -48,6 +54,40 @@ outer_work(void)
 }
 
 static long run_ms = 1000;
+
+__attribute__((noinline)) void hot_a(void);
+__attribute__((noinline)) void hot_b(void);
+
+__attribute__((noinline)) void
+hot_a(void)
+{
+	for (int i = 0; i < 30000; i++)
+		sink += (unsigned long)i * 3;
+}
+
+__attribute__((noinline)) void
+hot_b(void)
+{
+	for (int i = 0; i < 70000; i++)
+		sink += (unsigned long)i * 5;
+}
+
+static void *
+split_worker(void *arg)
+{
+	struct timespec t0, t;
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "cruncher");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		hot_a();
+		hot_b();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 +
+	    (t.tv_nsec - t0.tv_nsec) / 1000000 < 1500);
+	return NULL;
+}
 
 static void *
 worker(void *arg)
@@ -144,6 +184,27 @@ main(int argc, char **argv)
 		return block_main();
 	if (argc > 1 && strcmp(argv[1], "spawn") == 0)
 		return spawn_main(argv[0]);
+	if (argc > 1 && strcmp(argv[1], "split") == 0) {
+		if (pthread_create(&a, NULL, split_worker, NULL) != 0)
+			return 1;
+		pthread_join(a, NULL);
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "io") == 0) {
+		char path[] = "/tmp/record-target-io-XXXXXX";
+		int fd = mkstemp(path);
+
+		if (fd < 0)
+			return 1;
+		unlink(path);
+		for (int i = 0; i < 100; i++)
+			if (write(fd, "x", 1) != 1 || fsync(fd) != 0)
+				return 1;
+		close(fd);
+		for (int i = 0; i < 10; i++)
+			nap_ms(5);
+		return 0;
+	}
 	if (argc > 1 && strcmp(argv[1], "exec") == 0) {
 		char *args[] = { argv[0], "child", NULL };
 

@@ -17,6 +17,9 @@
   passes them a descriptor over RTPROF_SOCK) and are processes of the one
   profile; an exec keeps the data of the image before it (2 processes);
   a child made by fork() without exec exits without hanging.
+- Known hot functions (30/70 by work): summarize's top self functions
+  agree within 10 points. Exactly 100 fsyncs and 10 sleeps of 5 ms:
+  summarize counts 100 fsync calls and 10 nanosleeps totalling 50-80 ms.
 - rtprof summarize: the blocked calls with their time, CPU time per
   thread, inner_work on top by self samples; --folded gives flame-graph
   stacks with outer_work;inner_work.
@@ -161,6 +164,40 @@ def main():
     dumps = [f for f in os.listdir(DIR) if f.startswith("spawn.")
              and f.endswith(".rtprof")]
     check(len(dumps) == 3, f"dumps kept: {dumps}")
+
+    # Known hot functions: the top self functions follow the 30/70 split.
+    r = subprocess.run([RTPROF, "record", "-o",
+                        os.path.join(DIR, "split.json.gz"), "--", TARGET,
+                        "split"], stderr=subprocess.PIPE, timeout=60)
+    check(r.returncode == 0, f"split: exit {r.returncode}")
+    r = subprocess.run([RTPROF, "summarize", os.path.join(DIR, "split.rtprof")],
+                       stdout=subprocess.PIPE)
+    top = {}
+    for ln in r.stdout.decode().split("Top functions by self samples:")[1] \
+            .splitlines():
+        f = ln.split()
+        if len(f) == 3:
+            top[f[2]] = int(f[0])
+    ab = top.get("hot_a", 0) + top.get("hot_b", 0)
+    check(ab > 300, f"split: hot_a/hot_b samples {top}")
+    share = top.get("hot_a", 0) / ab
+    print(f"test_record: hot_a {share:.3f} of hot_a + hot_b", file=sys.stderr)
+    check(abs(share - 0.3) <= 0.1, f"split: hot_a {share:.3f}, want 0.3")
+
+    # Exactly 100 fsyncs and 10 sleeps of 5 ms: summarize counts them.
+    r = subprocess.run([RTPROF, "record", "-o",
+                        os.path.join(DIR, "io.json.gz"), "--", TARGET, "io"],
+                       stderr=subprocess.PIPE, timeout=60)
+    check(r.returncode == 0, f"io: exit {r.returncode}")
+    r = subprocess.run([RTPROF, "summarize", os.path.join(DIR, "io.rtprof")],
+                       stdout=subprocess.PIPE)
+    rows = {ln.split()[0]: ln.split() for ln in r.stdout.decode().splitlines()
+            if ln.startswith("  ") and len(ln.split()) == 5}
+    check("fsync" in rows and int(rows["fsync"][1]) == 100,
+          f"io: fsync row {rows.get('fsync')}")
+    check("nanosleep" in rows and int(rows["nanosleep"][1]) == 10 and
+          50 <= float(rows["nanosleep"][2]) < 80,
+          f"io: nanosleep row {rows.get('nanosleep')}")
 
     # exec: the image before it keeps its data (stopped before the exec),
     # the image after it gets its own dump: 2 processes, both crunching.
