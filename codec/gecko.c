@@ -3170,6 +3170,13 @@ write_gathering_log(struct gsess *g, struct json *j)
 	json_u64(j, fg->ignored_frames);
 	json_key(j, "trailer");
 	json_bool(j, g->have_trailer);
+	if (!g->have_trailer) {
+		json_key(j, "incomplete");
+		json_str(j, "the dump ends without a trailer: the process was "
+		    "still running, stopped or killed when the dump was read "
+		    "(what it wrote until then is here; what it had not "
+		    "written yet is missing)");
+	}
 	if (g->have_trailer) {
 		json_key(j, "chunksLost");
 		json_u64(j, g->tr_chunks_lost);

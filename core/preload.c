@@ -11,7 +11,7 @@
  * destructor), named after its comm (refreshed at exit, so a name the
  * program set with pthread_setname_np shows). Calls that may block are
  * timed (below): "Blocked" markers, and the thread counts as asleep. exec
- * stops the session first, so nothing recorded before it is lost.
+ * and _exit stop the session first, so nothing recorded is lost.
  *
  * Context: the program's threads: pthread_create on the creating thread,
  * start() on the new thread before the program's start routine. Both may
@@ -275,7 +275,7 @@ pthread_mutex_lock(pthread_mutex_t *m)
 static void
 before_exec(void)
 {
-	rtprof_session_stop();
+	rtprof_session_stop();  /* also before _exit: see below */
 }
 
 RTPROF_API int
@@ -316,6 +316,28 @@ fexecve(int fd, char *const argv[], char *const envp[])
 	REAL(fexecve);
 	before_exec();
 	return real_fexecve(fd, argv, envp);
+}
+
+/*
+ * _exit skips the exit handlers (shells end that way, and so do forked
+ * children): stop the session first, as exit() would.
+ */
+RTPROF_API void
+_exit(int status)
+{
+	REAL(_exit);
+	before_exec();
+	real__exit(status);
+	__builtin_unreachable();
+}
+
+RTPROF_API void
+_Exit(int status)
+{
+	REAL(_Exit);
+	before_exec();
+	real__Exit(status);
+	__builtin_unreachable();
 }
 
 /* The execl family: the variadic arguments as an array, then execv*. */

@@ -196,8 +196,12 @@ autostart(void)
 	unsetenv("RTPROF_FD");
 	fcntl(s.fd, F_SETFD, FD_CLOEXEC);
 	if (rtprof_thread_register("main", RTPROF_THREAD_MAIN) == 0 &&
-	    rtprof_session_start(&s) == 0)
+	    rtprof_session_start(&s) == 0) {
 		atexit(autostop);
+		/* The header written before main(): a process stopped or
+		 * killed early still leaves a dump that says who it was. */
+		rtprof_session_dump();
+	}
 }
 
 /*
