@@ -23,6 +23,8 @@
 - Known hot functions (30/70 by work): summarize's top self functions
   agree within 10 points. Exactly 100 fsyncs and 10 sleeps of 5 ms:
   summarize counts 100 fsync calls and 10 nanosleeps totalling 50-80 ms.
+- --max-bytes: a program recording far more stops at the cap, which the
+  gathering log reports.
 - rtprof summarize: the blocked calls with their time, CPU time per
   thread, inner_work on top by self samples; --folded gives flame-graph
   stacks with outer_work;inner_work.
@@ -264,6 +266,17 @@ wait $a $b
     inc = [lg for lg in logs if "incomplete" in json.dumps(lg)]
     check(len(inc) == 1, f"three: {len(inc)} processes reported incomplete")
     print(f"test_record: three processes in {took:.1f} s", file=sys.stderr)
+
+    # A byte cap per process: the dump stops at it, and it is reported.
+    out8 = os.path.join(DIR, "cap.json.gz")
+    r = subprocess.run([RTPROF, "record", "-o", out8, "--max-bytes", "30000",
+                        "--", TARGET], stderr=subprocess.PIPE, timeout=60)
+    check(r.returncode == 3, f"cap: exit {r.returncode}: {r.stderr.decode()}")
+    size = os.path.getsize(os.path.join(DIR, "cap.rtprof"))
+    check(size <= 30000, f"cap: the dump has {size} bytes, cap 30000")
+    lg = load(out8)["profileGatheringLog"]
+    check('"limitReached": true' in json.dumps(lg),
+          f"cap: the gathering log does not report the cap: {lg}")
 
     # fork() without exec: the child is not recorded, and its exit does
     # not hang (no writer thread in it to wait for).
