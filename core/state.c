@@ -232,7 +232,9 @@ fork_child(void)
 {
 	struct rtprof__thread *self = rtprof__tls.thread;
 
-	pthread_mutex_init(&core.mu, NULL);
+	/* Held by this thread since fork_prepare(): released, not
+	 * re-initialised (the waiters of the parent do not exist here). */
+	pthread_mutex_unlock(&core.mu);
 	pthread_cond_init(&core.writer_cv, NULL);
 	pthread_cond_init(&core.done_cv, NULL);
 	__atomic_store_n(&rtprof__state, 0, __ATOMIC_RELEASE);

@@ -11,7 +11,8 @@
 - JACK's own xruns (its xrun callback, recorded as "JACK xrun" markers):
   during the heavy phase at least one, each explained by an rtprof
   overrun that ended at most two periods before it; outside it at most 3
-  (the activation cycle, the driver's own lateness). JACK counts a
+  or 1% of the light callbacks (the activation cycle, the driver's own
+  lateness on a loaded machine). JACK counts a
   late cycle, and after one the dummy driver restarts its cycle from the
   late client, so a run of back-to-back overruns gives fewer JACK xruns
   than overruns (about half here): the check is that every JACK xrun is an
@@ -90,8 +91,10 @@ def main():
     xr_other = [t for t in xr if t not in xr_heavy]
     check(0 < len(xr_heavy) <= len(in_heavy),
           f"{len(xr_heavy)} JACK xruns in the heavy phase, {len(in_heavy)} overruns")
-    check(len(xr_other) <= 3, f"JACK xruns outside the heavy phase "
-          f"{ha:.0f}-{hb:.0f}: {xr_other[:5]}")
+    light_cbs = len(cbs) - heavy_cbs
+    check(len(xr_other) <= max(3, 0.01 * light_cbs),
+          f"JACK xruns outside the heavy phase {ha:.0f}-{hb:.0f}: "
+          f"{xr_other[:5]}")
     # The counts agree through JACK's own accounting: with the dummy
     # driver in synchronous mode, a run of back-to-back overrunning
     # callbacks gives one xrun per two callbacks (the late cycle is
