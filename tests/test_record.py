@@ -137,9 +137,11 @@ def main():
     cpu = [ln for ln in text.splitlines() if "/ cruncher (tid" in ln]
     check(len(cpu) == 2 and all(float(ln.split()[0]) > 300 for ln in cpu),
           f"summarize: cruncher CPU lines {cpu}")
-    top = text.split("Top functions by self samples:")[1].splitlines()[1]
-    check(top.split()[-1] == "inner_work",
-          f"summarize: top function {top!r}")
+    # Samples a loaded machine kept from being answered have no stack.
+    top = [ln for ln in text.split("Top functions by self samples:")[1]
+           .splitlines()[1:] if ln.strip() and "(no stack)" not in ln]
+    check(top and top[0].split()[-1] == "inner_work",
+          f"summarize: top functions {top[:3]}")
     r = subprocess.run([RTPROF, "summarize", "--folded",
                         os.path.join(DIR, "rec.rtprof")],
                        stdout=subprocess.PIPE)
