@@ -68,7 +68,9 @@ def two_dumps():
     out_a, out_b = pa.stdout.read(), pb.stdout.read()
     check(pa.wait() == 0 and pb.wait() == 0, "gecko_rec failed")
     delay = (int(out_b) - int(out_a)) / 1e6
-    check(delay >= 190, f"recorders started only {delay:.1f} ms apart")
+    # 200 ms between the go signals; the sessions' own start-up (the pool
+    # set-up, slow under sanitizers) moves the two apart by some ms.
+    check(delay >= 100, f"recorders started only {delay:.1f} ms apart")
     out = os.path.join(DIR, "two.json")
     p = convert([a, b], out)
     gcheck(out, 2)
