@@ -500,7 +500,14 @@ check_chain(const struct tsamples *ts)
 	    " rooted %zu, without native frames %zu\n", full, in[0], in[1],
 	    in[2], ordered, rooted, degraded);
 	RTPROF_CHECK_GT(full, CHAIN_SAMPLES * 3 / 4);
-	RTPROF_CHECK_LT(degraded, full);
+	/*
+	 * Most samples of a busy thread carry native frames. Not under
+	 * TSan: it runs a handler only at the thread's next interceptor,
+	 * and a busy loop has none, so most asks time out (the test runs
+	 * until CHAIN_SAMPLES answered, however many that takes).
+	 */
+	if (getenv("RTPROF_TEST_TSAN") == NULL)
+		RTPROF_CHECK_LT(degraded, full);
 	{
 		double tot = (double)(in[0] + in[1] + in[2]);
 		double fa = in[0] / tot, fb = in[1] / tot, fc = in[2] / tot;
