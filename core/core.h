@@ -19,6 +19,7 @@
 #define RTPROF_CORE_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "../rt/rt_internal.h"
@@ -80,9 +81,20 @@ struct rtprof__session {
 	uint64_t start_ticks, start_mono, start_wall;
 	uint64_t stop_ticks, stop_mono, stop_wall;
 
-	/* Chunks waiting: stream mode, to write; flight, kept (oldest first). */
+	/* Chunks waiting, oldest first: flight recorder, kept until a dump;
+	 * stream with a link rate, waiting for the link (writer.c pace()). */
 	struct rtprof__chunk *q_head, *q_tail;
 	uint64_t q_len;
+	uint64_t q_bytes;         /* their unsent bytes */
+
+	/* Link pacing (writer, lock held): credit in bytes, refilled at
+	 * link_bytes_per_sec; drops of the oldest unsent chunks. */
+	int64_t link_credit;
+	uint64_t link_mono;       /* last credit update, CLOCK_MONOTONIC ns */
+	uint64_t link_bytes_seen; /* s->bytes already charged */
+	uint64_t link_drop_chunks, link_drop_recs;
+	uint64_t link_event_recs; /* link_drop_recs in the last EVENT */
+	uint64_t link_event_mono;
 
 	struct rtprof__pause *pauses; /* ranges not yet written */
 	uint32_t npauses, cap_pauses;
@@ -156,6 +168,10 @@ struct rtprof__core {
 	pthread_t sampler;
 	pthread_cond_t sampler_cv; /* CLOCK_MONOTONIC; session changes wake it */
 
+	/* Flight recorder dump signal (0: none) and the action it replaced. */
+	int dump_sig;
+	struct sigaction dump_old;
+
 	/* Status of the last session that ended, for status calls after it. */
 	struct rtprof_session_status last;
 	int has_last;
@@ -204,6 +220,10 @@ uint32_t rtprof__sleep_observe(const rtprof_lock *lk, struct rtprof__thread *th)
 int rtprof__writer_ensure(const rtprof_lock *lk);
 void rtprof__writer_kick(const rtprof_lock *lk);
 void rtprof__session_free(struct rtprof__session *s);
+/* Set by the flight recorder's dump signal handler, served by the writer. */
+extern _Atomic int rtprof__dump_signalled;
+int rtprof__dump_signal_install(const rtprof_lock *lk, int sig);
+void rtprof__dump_signal_restore(const rtprof_lock *lk);
 
 /* sampler.c */
 int rtprof__sampler_ensure(const rtprof_lock *lk);

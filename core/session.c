@@ -77,6 +77,8 @@ rtprof_session_start(const struct rtprof_settings *settings)
 	}
 	c->ticks_per_sec = rate;
 	rc = rtprof__pool_setup(lk, &set);
+	if (rc == 0 && set.dump_signal != 0)
+		rc = rtprof__dump_signal_install(lk, set.dump_signal);
 	if (rc < 0) {
 		rtprof__unlock(lk);
 		free(s);
@@ -89,9 +91,17 @@ rtprof_session_start(const struct rtprof_settings *settings)
 	s->next = c->sessions;
 	c->sessions = s;
 	c->running = s;
-	for (th = c->threads; th != NULL; th = th->next)
+	for (th = c->threads; th != NULL; th = th->next) {
+		/* Drops from here on are this session's (threads registered
+		 * later start from 0). */
+		th->acct_gen = s->gen;
+		th->acct_drops_full = atomic_load_explicit(&th->dropped_full,
+		    memory_order_relaxed);
+		th->acct_drops_nested = atomic_load_explicit(
+		    &th->dropped_nested, memory_order_relaxed);
 		if (!th->exited)
 			rtprof__refill(lk, th, set.prefill);
+	}
 	publish_state((uint64_t)s->gen << 2 | RTPROF__RUNNING);
 	rtprof__writer_kick(lk);
 	rtprof__sampler_kick(lk);
@@ -161,6 +171,7 @@ rtprof_session_stop(void)
 	rtprof__clock_pair(&s->stop_ticks, &s->stop_mono, &s->stop_wall);
 	pause_end(s, s->stop_ticks);
 	publish_state((uint64_t)s->gen << 2);
+	rtprof__dump_signal_restore(lk);
 	s->phase = RTPROF__SESS_STOPPING;
 	c->running = NULL;
 	rtprof__writer_kick(lk);

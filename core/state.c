@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,16 @@ rtprof__settings_resolve(const struct rtprof_settings *in,
 		return -EINVAL;
 	if (out->fd < 0 || fcntl(out->fd, F_GETFL) < 0)
 		return -EINVAL;
+	if (out->chunk_size == 0 && out->link_bytes_per_sec != 0) {
+		/* About 1/4 s of link time per chunk: a thread's data does
+		 * not wait long for its chunk to fill, and dropping the
+		 * oldest chunk loses little. */
+		out->chunk_size = out->link_bytes_per_sec / 4;
+		if (out->chunk_size < RTPROF__MIN_CHUNK)
+			out->chunk_size = RTPROF__MIN_CHUNK;
+		if (out->chunk_size > (64u << 10))
+			out->chunk_size = 64u << 10;
+	}
 	if (out->chunk_size == 0)
 		out->chunk_size = 64u << 10;
 	if (out->chunk_size < RTPROF__MIN_CHUNK || out->chunk_size > (8u << 20))
@@ -113,6 +124,12 @@ rtprof__settings_resolve(const struct rtprof_settings *in,
 		return -EINVAL;
 	if (out->write_timeout_ms == 0)
 		out->write_timeout_ms = 5000;
+	if (out->dump_signal != 0 &&
+	    (out->mode != RTPROF_MODE_FLIGHT_RECORDER || out->dump_signal < 1 ||
+	    out->dump_signal >= NSIG || out->dump_signal == SIGKILL ||
+	    out->dump_signal == SIGSTOP ||
+	    out->dump_signal == RTPROF__SAMPLE_SIGNAL))
+		return -EINVAL;
 	return 0;
 }
 
@@ -127,7 +144,8 @@ autostop(void)
  * already open descriptor N at process start and finishes it at exit.
  * The library never opens a path: a launcher opens the file (tools/).
  * RTPROF_MODE=flight, RTPROF_MEMORY=bytes, RTPROF_MAX_BYTES=bytes,
- * RTPROF_SAMPLE_US=interval tune it. The variable is removed and the
+ * RTPROF_SAMPLE_US=interval, RTPROF_LINK_RATE=bytes/s and
+ * RTPROF_DUMP_SIGNAL=USR1 (flight recorder) tune it. The variable is removed and the
  * descriptor made close-on-exec: only this process writes to it (programs
  * it starts get their own from the launcher through RTPROF_SOCK).
  * Context: the library constructor, on the main thread before main().
@@ -167,6 +185,47 @@ fd_from_launcher(const char *path)
 	return fd;
 }
 
+/* "USR1", "SIGUSR1", "10" -> the signal number; 0 when unknown. */
+static int
+signal_number(const char *v)
+{
+	static const struct {
+		const char *name;
+		int sig;
+	} names[] = {
+		{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "HUP", SIGHUP },
+		{ "QUIT", SIGQUIT }, { "TRAP", SIGTRAP }, { "URG", SIGURG },
+	};
+
+	if (strncmp(v, "SIG", 3) == 0)
+		v += 3;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(v, names[i].name) == 0)
+			return names[i].sig;
+	return atoi(v);
+}
+
+/*
+ * RTPROF_SERIAL=DEVICE (a board without a launcher: the UART is the only
+ * way out) with RTPROF_BAUD=N (default 115200): the process opens the line
+ * itself (rtprof_tty_open) and paces the writer to it unless
+ * RTPROF_LINK_RATE says otherwise.
+ */
+static int
+fd_from_serial(const char *path, struct rtprof_settings *s)
+{
+	const char *b = getenv("RTPROF_BAUD");
+	uint32_t baud = b != NULL ? (uint32_t)strtoul(b, NULL, 0) : 115200;
+	int fd = rtprof_tty_open(path, baud);
+
+	if (fd < 0) {
+		fprintf(stderr, "rtprof: %s: %s\n", path, rtprof_strerror(fd));
+		return -1;
+	}
+	s->link_bytes_per_sec = baud / 10;
+	return fd;
+}
+
 static void
 autostart(void)
 {
@@ -174,13 +233,15 @@ autostart(void)
 	struct rtprof_settings s;
 	int n = -1;
 
+	memset(&s, 0, sizeof(s));
 	if (fd != NULL && *fd != 0)
 		n = atoi(fd);
+	else if ((v = getenv("RTPROF_SERIAL")) != NULL && *v != 0)
+		n = fd_from_serial(v, &s);
 	else if ((v = getenv("RTPROF_SOCK")) != NULL && *v != 0)
 		n = fd_from_launcher(v);
 	if (n < 0)
 		return;
-	memset(&s, 0, sizeof(s));
 	s.struct_size = sizeof(s);
 	s.fd = n;
 	if ((v = getenv("RTPROF_MODE")) != NULL && strcmp(v, "flight") == 0)
@@ -191,6 +252,10 @@ autostart(void)
 		s.max_bytes = strtoull(v, NULL, 0);
 	if ((v = getenv("RTPROF_SAMPLE_US")) != NULL)
 		s.sample_interval_us = (uint32_t)strtoul(v, NULL, 0);
+	if ((v = getenv("RTPROF_LINK_RATE")) != NULL)
+		s.link_bytes_per_sec = (uint32_t)strtoul(v, NULL, 0);
+	if ((v = getenv("RTPROF_DUMP_SIGNAL")) != NULL)
+		s.dump_signal = signal_number(v);
 	/* The descriptor is this process's: programs it starts get neither
 	 * the variable nor the descriptor (two writers would interleave). */
 	unsetenv("RTPROF_FD");

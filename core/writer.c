@@ -163,7 +163,7 @@ add_header(const rtprof_lock *lk, struct rtprof__session *s)
 	pack_key(&pk, "start_wall_ns");
 	msgpack_pack_uint64(&pk, s->start_wall);
 	pack_key(&pk, "settings");
-	msgpack_pack_map(&pk, 7);
+	msgpack_pack_map(&pk, 8);
 	pack_key(&pk, "mode");
 	pack_str(&pk, st->mode == RTPROF_MODE_FLIGHT_RECORDER ? "flight" : "stream");
 	pack_key(&pk, "memory_limit");
@@ -178,6 +178,8 @@ add_header(const rtprof_lock *lk, struct rtprof__session *s)
 	msgpack_pack_uint32(&pk, st->flush_interval_us);
 	pack_key(&pk, "sample_interval_us");
 	msgpack_pack_uint32(&pk, st->sample_interval_us);
+	pack_key(&pk, "link_bytes_per_sec");
+	msgpack_pack_uint32(&pk, st->link_bytes_per_sec);
 	pack_key(&pk, "categories");
 	msgpack_pack_array(&pk, RTPROF_WIRE_NCATEGORIES);
 #define X(id, name, color)                                                     \
@@ -394,6 +396,37 @@ unrecord(struct rtprof__session *s, const struct rtprof__thread *th,
 		}
 }
 
+/* Does @s keep full chunks in its queue (flight recorder, or a stream
+ * paced to a slow link) instead of writing them at once? */
+static int
+keeps(const struct rtprof__session *s)
+{
+	return s->set.mode == RTPROF_MODE_FLIGHT_RECORDER ||
+	    s->set.link_bytes_per_sec != 0;
+}
+
+static uint32_t
+range_bytes(uint64_t from, uint64_t to)
+{
+	return (uint32_t)to - (uint32_t)from;
+}
+
+/* Unlink the oldest queued chunk of @s. Context: writer, lock held. */
+static struct rtprof__chunk *
+q_pop(struct rtprof__session *s)
+{
+	struct rtprof__chunk *k = s->q_head;
+
+	if (k == NULL)
+		return NULL;
+	s->q_head = k->next;
+	if (s->q_head == NULL)
+		s->q_tail = NULL;
+	s->q_len--;
+	s->q_bytes -= range_bytes(k->flushed, rtprof__chunk_snapshot(k));
+	return k;
+}
+
 /* Queue chunk range [k->flushed, to) of @th for session @s. */
 static void
 take_range(const rtprof_lock *lk, struct rtprof__session *s,
@@ -402,16 +435,12 @@ take_range(const rtprof_lock *lk, struct rtprof__session *s,
 	struct rtprof__acct *a = rtprof__acct_get(lk, s, th);
 	struct witem *w;
 
-	if (a != NULL) {
+	if (a != NULL)
 		a->recorded += word_nrec(to) - word_nrec(k->flushed);
-		if (k->flushed == 0) {
-			a->dropped_full += k->drops_full;
-			a->dropped_nested += k->drops_nested;
-		}
-	}
-	if (full && s->set.mode == RTPROF_MODE_FLIGHT_RECORDER) {
-		/* Keep it; written on dump or stop by flush_kept(), oldest
-		 * first, so each thread's records stay in time order. */
+	if (full && keeps(s)) {
+		/* Keep it; written oldest first (on dump or stop by
+		 * flush_kept(), or as the link allows by pace()), so each
+		 * thread's records stay in time order. */
 		k->next = NULL;
 		if (s->q_tail)
 			s->q_tail->next = k;
@@ -419,6 +448,7 @@ take_range(const rtprof_lock *lk, struct rtprof__session *s,
 			s->q_head = k;
 		s->q_tail = k;
 		s->q_len++;
+		s->q_bytes += range_bytes(k->flushed, to);
 		th->chunks_alive++;
 		return;
 	}
@@ -440,29 +470,33 @@ take_range(const rtprof_lock *lk, struct rtprof__session *s,
 	k->flushed = to;
 }
 
-/* Move a flight recorder's kept chunks into the batch. */
+/* Move the oldest kept chunk into the batch. Return: its bytes, 0 if none
+ * (or no memory for the batch: it stays queued). */
+static uint32_t
+send_oldest(struct rtprof__session *s)
+{
+	struct rtprof__chunk *k;
+	struct witem *w;
+
+	if (s->q_head == NULL || (w = batch_add(W_DATA, s)) == NULL)
+		return 0;
+	k = q_pop(s);
+	w->k = k;
+	w->th = k->owner;
+	w->from = k->flushed;
+	w->to = rtprof__chunk_snapshot(k);
+	w->release = 1;
+	k->flushed = w->to;
+	/* chunks_alive stays: the batch holds the chunk now. */
+	return range_bytes(w->from, w->to) + RTPROF_FRAME_OVERHEAD;
+}
+
+/* Move all kept chunks into the batch (dump, stop). */
 static void
 flush_kept(struct rtprof__session *s)
 {
-	struct rtprof__chunk *k;
-
-	while ((k = s->q_head) != NULL) {
-		struct witem *w = batch_add(W_DATA, s);
-
-		if (w == NULL)
-			return;
-		s->q_head = k->next;
-		if (s->q_head == NULL)
-			s->q_tail = NULL;
-		s->q_len--;
-		w->k = k;
-		w->th = k->owner;
-		w->from = k->flushed;
-		w->to = rtprof__chunk_snapshot(k);
-		w->release = 1;
-		k->flushed = w->to;
-		/* chunks_alive stays: the batch holds the chunk now. */
-	}
+	while (send_oldest(s) != 0)
+		;
 }
 
 static void drain(const rtprof_lock *lk, struct rtprof__thread *th);
@@ -498,7 +532,7 @@ snapshot_partials(const rtprof_lock *lk, struct rtprof__session *s)
 				break;
 			k = again;
 		}
-		if (s->set.mode == RTPROF_MODE_FLIGHT_RECORDER)
+		if (keeps(s))
 			flush_kept(s);
 		if (k == NULL || RTPROF__STATE_GEN(k->state) != s->gen)
 			continue;
@@ -544,22 +578,23 @@ drain(const rtprof_lock *lk, struct rtprof__thread *th)
 	}
 }
 
-/* Flight recorder: the oldest kept chunk of the running session, recycled
- * for new data. Context: collector, lock held. */
+/* The oldest kept chunk of the running session, recycled for new data
+ * (flight recorder: overwritten; paced stream: never sent, the link was
+ * behind). Context: collector, lock held. */
 static struct rtprof__chunk *
 recycle_oldest(const rtprof_lock *lk, struct rtprof__session *s)
 {
-	struct rtprof__chunk *k = s->q_head;
+	struct rtprof__chunk *k = q_pop(s);
 	struct rtprof__acct *a;
 	uint32_t n;
 
 	if (k == NULL)
 		return NULL;
-	s->q_head = k->next;
-	if (s->q_head == NULL)
-		s->q_tail = NULL;
-	s->q_len--;
 	n = word_nrec(rtprof__chunk_snapshot(k)) - word_nrec(k->flushed);
+	if (s->set.mode == RTPROF_MODE_STREAM) {
+		s->link_drop_chunks++;
+		s->link_drop_recs += n;
+	}
 	a = rtprof__acct_get(lk, s, k->owner);
 	if (a != NULL) {
 		a->recorded -= n;
@@ -585,8 +620,7 @@ refill_all(const rtprof_lock *lk)
 			continue;
 		rtprof__refill(lk, th, s->set.prefill);
 		/* Bounded like rtprof__refill(): at most prefill per round. */
-		for (uint32_t i = 0; i < s->set.prefill &&
-		    s->set.mode == RTPROF_MODE_FLIGHT_RECORDER &&
+		for (uint32_t i = 0; i < s->set.prefill && keeps(s) &&
 		    ck_ring_size(&th->empty) < s->set.prefill; i++) {
 			struct rtprof__chunk *k = recycle_oldest(lk, s);
 
@@ -595,6 +629,92 @@ refill_all(const rtprof_lock *lk)
 			rtprof__pool_put(lk, k);
 			rtprof__refill(lk, th, s->set.prefill);
 		}
+	}
+}
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* An EVENT frame: the link fell behind, {records, chunks} dropped so far. */
+static void
+add_link_event(struct rtprof__session *s)
+{
+	msgpack_packer pk;
+
+	if (frame_add(s, RTPROF_FRAME_EVENT, &pk) == NULL)
+		return;
+	msgpack_pack_map(&pk, 5);
+	pack_key(&pk, "ticks");
+	msgpack_pack_uint64(&pk, rtprof_now());
+	pack_key(&pk, "what");
+	pack_str(&pk, "link_behind");
+	pack_key(&pk, "records");
+	msgpack_pack_uint64(&pk, s->link_drop_recs);
+	pack_key(&pk, "chunks");
+	msgpack_pack_uint64(&pk, s->link_drop_chunks);
+	pack_key(&pk, "link_bytes_per_sec");
+	msgpack_pack_uint32(&pk, s->set.link_bytes_per_sec);
+}
+
+/*
+ * A stream paced to a slow link: send the oldest kept chunks as the link's
+ * byte rate allows (a credit refilled at that rate, capped at 1/4 s so an
+ * idle link does not save up a burst; what was written meanwhile, such as
+ * descriptor frames, is charged too), and drop the oldest unsent ones
+ * while more than two seconds of link time wait. What waits is thus the
+ * newest data, and a stop finishes within about two seconds of link time.
+ * Drops are counted per thread (`recycled`) and announced at most once a
+ * second in a "link_behind" EVENT, so a reader learns of them even if the
+ * board resets before its trailer.
+ * Context: writer thread, lock held.
+ */
+static void
+pace(const rtprof_lock *lk, struct rtprof__session *s)
+{
+	uint64_t rate = s->set.link_bytes_per_sec, now = mono_ns();
+	int64_t cap = (int64_t)(rate / 4 > 1 ? rate / 4 : 1);
+	uint64_t backlog = 2 * rate, written;
+
+	if (s->link_mono == 0)
+		s->link_mono = now;
+	s->link_credit += (int64_t)((now - s->link_mono) * rate / 1000000000u);
+	s->link_mono = now;
+	if (s->link_credit > cap)
+		s->link_credit = cap;
+	written = __atomic_load_n(&s->bytes, __ATOMIC_RELAXED);
+	if (written > s->link_bytes_seen) {
+		s->link_credit -= (int64_t)(written - s->link_bytes_seen);
+		s->link_bytes_seen = written;
+	}
+	if (backlog < 2 * (uint64_t)s->set.chunk_size)
+		backlog = 2 * (uint64_t)s->set.chunk_size;
+	while (s->q_bytes > backlog && s->q_len > 1) {
+		struct rtprof__chunk *k = recycle_oldest(lk, s);
+
+		if (k == NULL)
+			break;
+		rtprof__pool_put(lk, k);
+	}
+	while (s->link_credit > 0) {
+		uint32_t n = send_oldest(s);
+
+		if (n == 0)
+			break;
+		s->link_credit -= n;
+		/* Charged now: not again when s->bytes grows by it. */
+		s->link_bytes_seen += n;
+	}
+	if (s->link_drop_recs != s->link_event_recs &&
+	    now - s->link_event_mono >= 1000000000u) {
+		s->link_event_recs = s->link_drop_recs;
+		s->link_event_mono = now;
+		add_link_event(s);
 	}
 }
 
@@ -619,18 +739,50 @@ announce_threads(const rtprof_lock *lk, struct rtprof__session *s)
 	}
 }
 
+/*
+ * @th's drops in session @s for its trailer: its lifetime drop counters
+ * minus their values when @s started. The DATA headers carry the drops
+ * before each chunk too, but not those after the thread's last chunk (no
+ * chunk free until it exited, or until the stop).
+ * Context: writer thread, lock held.
+ */
+static void
+settle_drops(const rtprof_lock *lk, struct rtprof__session *s,
+    struct rtprof__thread *th)
+{
+	struct rtprof__acct *a;
+	int mine = th->acct_gen == s->gen;
+
+	if (th->announced_gen != s->gen ||
+	    (a = rtprof__acct_get(lk, s, th)) == NULL)
+		return;
+	/* relaxed: statistics; the owner has exited, or the session has
+	 * stopped and a drop racing with the stop is as late as a record. */
+	a->dropped_full = atomic_load_explicit(&th->dropped_full,
+	    memory_order_relaxed) - (mine ? th->acct_drops_full : 0);
+	a->dropped_nested = atomic_load_explicit(&th->dropped_nested,
+	    memory_order_relaxed) - (mine ? th->acct_drops_nested : 0);
+}
+
 static void
 free_exited(const rtprof_lock *lk)
 {
 	struct rtprof__thread *th, *next;
+	struct rtprof__session *s;
 
 	for (th = rtprof__core_get(lk)->threads; th != NULL; th = next) {
 		next = th->next;
-		if (th->exited && th->chunks_alive == 0 &&
-		    ck_ring_size(&th->full) == 0 &&
-		    atomic_load_explicit(&th->cur, memory_order_relaxed) == NULL &&
-		    (th->announced_exit || !accepting(session_for(lk, th->announced_gen))))
+		if (!th->exited || th->chunks_alive != 0 ||
+		    ck_ring_size(&th->full) != 0 ||
+		    atomic_load_explicit(&th->cur, memory_order_relaxed) != NULL)
+			continue;
+		s = session_for(lk, th->announced_gen);
+		if (!accepting(s)) {
 			rtprof__thread_free(lk, th);
+		} else if (th->announced_exit) {
+			settle_drops(lk, s, th);
+			rtprof__thread_free(lk, th);
+		}
 	}
 }
 
@@ -642,6 +794,11 @@ collect(const rtprof_lock *lk)
 	struct rtprof__session *s;
 	struct rtprof__thread *th;
 
+	/* acquire: pairs with the handler's release store. */
+	if (atomic_exchange_explicit(&rtprof__dump_signalled, 0,
+	    memory_order_acquire) && c->running != NULL &&
+	    c->running->set.mode == RTPROF_MODE_FLIGHT_RECORDER)
+		c->running->dump_requested = 1;
 	for (s = c->sessions; s != NULL; s = s->next) {
 		if (s->phase >= RTPROF__SESS_CLOSED)
 			continue;
@@ -661,6 +818,8 @@ collect(const rtprof_lock *lk)
 		if (s->phase == RTPROF__SESS_STOPPING) {
 			flush_kept(s);
 			snapshot_partials(lk, s);
+			for (th = c->threads; th != NULL; th = th->next)
+				settle_drops(lk, s, th);
 			add_pauses(s);
 			add_values(lk, s, 1);
 			s->phase = RTPROF__SESS_CLOSED;
@@ -679,6 +838,8 @@ collect(const rtprof_lock *lk)
 			} else if (s->set.mode == RTPROF_MODE_STREAM) {
 				add_pauses(s);
 				add_values(lk, s, 0);
+				if (s->set.link_bytes_per_sec != 0)
+					pace(lk, s);
 			}
 		}
 	}
@@ -1168,6 +1329,47 @@ writer_main(void *arg)
 		}
 	}
 	return NULL;
+}
+
+_Atomic int rtprof__dump_signalled;
+
+/* Context: a signal handler on any thread: async-signal-safe. The writer
+ * serves the request at its next round (flush_interval_us). */
+static void
+dump_handler(int sig)
+{
+	(void)sig;
+	atomic_store_explicit(&rtprof__dump_signalled, 1, memory_order_release);
+}
+
+/* Context: the thread starting a flight recorder session, lock held.
+ * Return: 0 or -EAGAIN. */
+int
+rtprof__dump_signal_install(const rtprof_lock *lk, int sig)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = dump_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, &c->dump_old) != 0)
+		return -EAGAIN;
+	c->dump_sig = sig;
+	return 0;
+}
+
+/* Context: the thread stopping the session, lock held. */
+void
+rtprof__dump_signal_restore(const rtprof_lock *lk)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+
+	if (c->dump_sig == 0)
+		return;
+	sigaction(c->dump_sig, &c->dump_old, NULL);
+	c->dump_sig = 0;
 }
 
 /* Context: control thread, lock held. Return: 0 or -EAGAIN. */

@@ -169,9 +169,10 @@ struct rtprof__thread {
 	struct rtprof__thread *next;
 	uint64_t unregister_ticks;
 	int exited;              /* owner is gone: collector owns the rings */
-	uint32_t acct_gen;       /* session the accounting below is for */
-	uint64_t acct_recorded;  /* records queued for that session */
-	uint64_t acct_recycled;
+	/* The drop counters above when session acct_gen started (writer.c
+	 * settle_drops(): the trailer's drops are the difference, so drops
+	 * after the thread's last chunk are counted too). */
+	uint32_t acct_gen;
 	uint64_t acct_drops_full;
 	uint64_t acct_drops_nested;
 	uint32_t announced_gen;  /* THREAD frame written for this session */

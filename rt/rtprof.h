@@ -192,6 +192,22 @@ struct rtprof_settings {
 	uint32_t sample_interval_us; /* sampler period, 100..1000000; 0: 1000;
 				      * RTPROF_SAMPLING_OFF: no sampler */
 	uint32_t write_timeout_ms; /* give up on a stuck sink; 0: 5000 */
+	/*
+	 * Byte rate of a slow link (e.g. a UART: baud / 10), 0: unlimited.
+	 * Stream mode: chunks wait in memory and go out at this rate; when
+	 * the link falls behind by more than about two seconds (or memory
+	 * runs out) the oldest unsent chunks are dropped and counted
+	 * (`recycled`, and "link_behind" EVENT frames). Flight recorder: a
+	 * dump goes out at the link's own pace. With a link rate and no
+	 * chunk_size, chunks are sized to about 1/4 s of link time.
+	 */
+	uint32_t link_bytes_per_sec;
+	/*
+	 * Flight recorder: a signal (e.g. SIGUSR1) that writes what is kept,
+	 * as rtprof_session_dump() does, from a handler rtprof installs for
+	 * the session (restoring the previous one at stop); 0: none.
+	 */
+	int dump_signal;
 };
 
 /* Per-thread lifetime accounting, read by the owner thread itself. */
@@ -794,6 +810,17 @@ RTPROF_API int rtprof_session_dump(void);
 
 /* Context: any thread; may block. Return: 0, -ENOENT (never started). */
 RTPROF_API int rtprof_session_status_get(struct rtprof_session_status *out);
+
+/*
+ * rtprof_tty_open - open a serial line for a session's sink: raw mode, @baud
+ * bits per second (a standard rate, e.g. 115200), 8N1, no modem control,
+ * no hardware (RTS/CTS) or software (XON/XOFF) flow control. Set
+ * `link_bytes_per_sec` to baud / 10 so that nothing waits for the link.
+ * Context: any non-RT thread; may block.
+ * Return: the descriptor (close-on-exec; the caller owns it), or -EINVAL
+ * (not a standard rate), -ENOTTY, or another negative errno from open().
+ */
+RTPROF_API int rtprof_tty_open(const char *path, uint32_t baud);
 
 /* A human-readable message for a negative errno from this API. */
 RTPROF_API const char *rtprof_strerror(int err);
