@@ -251,9 +251,24 @@ rtprof_scanner_next(struct rtprof_scanner *s, struct rtprof_frame *f)
 		f->hdr = h;
 		f->payload = p + RTPROF_FRAME_HEADER_SIZE;
 		f->offset = s->offset;
+		f->raw = p;
 		s->start += total;
 		s->offset += total;
 		s->frames++;
 		return 1;
+	}
+}
+
+int
+rtprof_scanner_next_eof(struct rtprof_scanner *s, struct rtprof_frame *f)
+{
+	for (;;) {
+		if (rtprof_scanner_next(s, f) == 1)
+			return 1;
+		if (s->fill == s->start)
+			return 0;
+		/* Fewer bytes than a header, or a frame that cannot complete:
+		 * give up on the byte at the front and hunt on. */
+		scan_skip(s);
 	}
 }

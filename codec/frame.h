@@ -80,6 +80,10 @@ struct rtprof_frame {
 	struct rtprof_frame_hdr hdr;
 	const unsigned char *payload; /* valid until the next scanner call */
 	uint64_t offset;              /* stream offset of the frame's sync */
+	/* The whole frame as it was in the stream, header to payload CRC
+	 * (RTPROF_FRAME_OVERHEAD + hdr.len bytes, contiguous): for copying
+	 * it verbatim. Valid until the next scanner call. */
+	const unsigned char *raw;
 };
 
 /* Return: 0 or -ENOMEM. */
@@ -103,5 +107,18 @@ int rtprof_scanner_next(struct rtprof_scanner *s, struct rtprof_frame *f);
 
 /* Bytes held that do not (yet) form a frame: a truncated tail at EOF. */
 size_t rtprof_scanner_pending(const struct rtprof_scanner *s);
+
+/*
+ * rtprof_scanner_next_eof - rtprof_scanner_next() once the stream has
+ * ended (no byte will be committed any more). A frame whose header is
+ * intact but whose length runs past the bytes held can no longer complete
+ * (it lost bytes, or the stream was cut inside it): its sync byte is
+ * skipped, as for a bad payload CRC, and the hunt goes on, so that intact
+ * frames held behind it are still found. Bytes skipped this way are
+ * counted in skipped_bytes; they are not a bad frame (its CRC was never
+ * checked). Call until it returns 0: everything held is then consumed.
+ * Return: 1 with *@f filled, 0 when no whole frame is left.
+ */
+int rtprof_scanner_next_eof(struct rtprof_scanner *s, struct rtprof_frame *f);
 
 #endif /* RTPROF_FRAME_H */

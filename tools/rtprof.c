@@ -4,7 +4,7 @@
  *   rtprof view [options] FILE...    dumps or a profile -> Firefox Profiler
  *   rtprof record [OPTIONS] -- CMD...       (tools/record.c)
  *   rtprof summarize [OPTIONS] DUMP...     (tools/summarize.c)
- *   rtprof capture   (not implemented yet)
+ *   rtprof capture INPUT -o DIR           (tools/capture.c)
  *   rtprof help [COMMAND]
  *
  * rtprof view converts dumps (tools/convert.c, the code msgpack2gecko
@@ -67,8 +67,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "capture.h"
 #include "convert.h"
 #include "record.h"
+#include "sigpipe.h"
 #include "summarize.h"
 #include "gecko.h"
 
@@ -106,8 +108,9 @@ usage(FILE *f)
 	    "  view FILE...     show dumps or a converted profile in the\n"
 	    "                   Firefox Profiler (served from this machine)\n"
 	    "  record           run a program under rtprof and make its profile\n"
-	    "  capture          capture from a running program or a board\n"
-	    "                   (not implemented yet)\n"
+	    "  capture          capture a board's dump stream (serial line,\n"
+	    "                   TCP, Unix socket, stdin) into files, one per\n"
+	    "                   session, skipping damage\n"
 	    "  summarize        blocked time, CPU per thread, top functions\n"
 	    "                   of dumps (--folded: flame-graph stacks)\n"
 	    "  help [COMMAND]   this help, or a command's\n"
@@ -450,19 +453,6 @@ struct server {
 	int64_t grace_ms;
 	int64_t stop_at;                /* 0: not fetched yet */
 };
-
-static int sig_pipe_w = -1;
-
-/* Context: signal handler; async-signal-safe. */
-static void
-on_signal(int sig)
-{
-	int saved = errno;
-	unsigned char b = (unsigned char)sig;
-
-	(void)!write(sig_pipe_w, &b, 1);
-	errno = saved;
-}
 
 static void
 conn_close(struct conn *c)
@@ -1149,7 +1139,6 @@ cmd_view(int argc, char **argv)
 {
 	struct tool_convert_opts opts;
 	struct server s = { .lfd = -1, .sig_fd = -1, .body_fd = -1 };
-	struct sigaction sa;
 	const char **origins = NULL;
 	char **in = NULL;
 	char hex[33], url[128], enc[3 * sizeof(url) + 1];
@@ -1157,7 +1146,8 @@ cmd_view(int argc, char **argv)
 	unsigned long port = 0;
 	double grace = 10.0;
 	bool no_open = false, quiet = false, opts_done = false;
-	int nin = 0, status, prep, r, sp[2] = { -1, -1 };
+	static const int sigs[] = { SIGINT, SIGTERM };
+	int nin = 0, status, prep, r;
 	pid_t opener = -1;
 
 	if (tool_convert_opts_init(&opts, VIEW, argc) != 0)
@@ -1265,21 +1255,11 @@ cmd_view(int argc, char **argv)
 	}
 
 	/* Signals before the socket: a Ctrl-C from now on is a clean stop. */
-	if (pipe2(sp, O_NONBLOCK | O_CLOEXEC) != 0) {
+	if ((s.sig_fd = tool_sigpipe_open(sigs, 2)) < 0) {
 		fprintf(stderr, VIEW ": pipe: %s\n", strerror(errno));
 		status = EXIT_SERVER;
 		goto done;
 	}
-	sig_pipe_w = sp[1];
-	s.sig_fd = sp[0];
-	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
 
 	s.conns = calloc(MAX_CONNS, sizeof(*s.conns));
 	if (s.conns == NULL) {
@@ -1350,7 +1330,6 @@ done:
 int
 main(int argc, char **argv)
 {
-	static const char *const later[] = { "capture" };
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
 	if (cmd == NULL) {
@@ -1374,12 +1353,9 @@ main(int argc, char **argv)
 			summarize_usage(stdout);
 			return EXIT_OK;
 		}
-		for (size_t i = 0; argc > 2 && i < 1; i++) {
-			if (strcmp(argv[2], later[i]) == 0) {
-				printf(PROG " %s: not implemented yet\n",
-				    later[i]);
-				return EXIT_OK;
-			}
+		if (argc > 2 && strcmp(argv[2], "capture") == 0) {
+			capture_usage(stdout);
+			return EXIT_OK;
 		}
 		if (argc > 2) {
 			fprintf(stderr, PROG ": no command %s\n", argv[2]);
@@ -1395,13 +1371,8 @@ main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1);
 	if (strcmp(cmd, "summarize") == 0)
 		return cmd_summarize(argc - 1, argv + 1);
-	for (size_t i = 0; i < 1; i++) {
-		if (strcmp(cmd, later[i]) == 0) {
-			fprintf(stderr, PROG " %s: not implemented yet (a "
-			    "later version adds it)\n", cmd);
-			return EXIT_USAGE;
-		}
-	}
+	if (strcmp(cmd, "capture") == 0)
+		return cmd_capture(argc - 1, argv + 1);
 	fprintf(stderr, PROG ": unknown command %s\n", cmd);
 	usage(stderr);
 	return EXIT_USAGE;
