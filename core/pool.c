@@ -6,12 +6,39 @@
  * sessions; a session with another chunk size or a lower limit frees what it
  * does not need. All functions run under the core mutex; the owner side of
  * the chunk protocol is in rt/rt_record.c.
+ *
+ * A session's target counts only the chunks of its own size: chunks of an
+ * earlier session's size that threads still hold (in their empty ring: an
+ * idle thread keeps its prefill for as long as it lives; or as their current
+ * chunk) are freed when they come back, and must not stand in for chunks of
+ * the new size meanwhile (with a one-chunk limit the new session would have
+ * none it can use).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
+
+/*
+ * Under valgrind memcheck, a chunk's data area is marked undefined each time
+ * it is handed to a thread: the pool zeroes chunks once, and a reused chunk
+ * holds the bytes of its previous records, so without this a record that
+ * leaves a byte unwritten would send defined zeros or stale bytes and
+ * memcheck could not tell. With it, such a byte reaches writev(2) undefined
+ * and memcheck reports it, for every thread's chunks including the
+ * sampler's (tests/test_memcheck.sh). A no-op outside valgrind, and in
+ * builds without valgrind's header.
+ */
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define POOL_UNDEFINED(p, n) VALGRIND_MAKE_MEM_UNDEFINED((p), (n))
+#endif
+#endif
+#ifndef POOL_UNDEFINED
+#define POOL_UNDEFINED(p, n) ((void)(p), (void)(n))
+#endif
 
 static size_t
 chunk_bytes(uint32_t data)
@@ -20,21 +47,91 @@ chunk_bytes(uint32_t data)
 	    ~(size_t)(RTPROF__CACHELINE - 1);
 }
 
+/*
+ * Chunks allocated, per data size: the current size and the sizes of
+ * earlier sessions whose chunks are still out. More sizes than this out at
+ * once (threads holding chunks of 8 older sizes) and chunk_new() refuses
+ * (fewer chunks, never more memory). Under the core mutex.
+ */
+#define POOL_SIZES 8
+static struct {
+	uint32_t size;
+	uint64_t n;
+} pool_sizes[POOL_SIZES];
+
+/* The count of chunks of @size; @add: create it (NULL: no room). */
+static uint64_t *
+size_count(uint32_t size, int add)
+{
+	int room = -1;
+
+	for (int i = 0; i < POOL_SIZES; i++) {
+		if (pool_sizes[i].n != 0 && pool_sizes[i].size == size)
+			return &pool_sizes[i].n;
+		if (pool_sizes[i].n == 0 && room < 0)
+			room = i;
+	}
+	if (!add || room < 0)
+		return NULL;
+	pool_sizes[room].size = size;
+	return &pool_sizes[room].n;
+}
+
+/* Chunks of the pool's current size, in any state. */
+static uint64_t
+ncurrent(const struct rtprof__core *c)
+{
+	uint64_t *n = size_count(c->chunk_size, 0);
+
+	return n != NULL ? *n : 0;
+}
+
+/* Frees @k (of any size). */
+static void
+chunk_free(struct rtprof__core *c, struct rtprof__chunk *k)
+{
+	uint64_t *n = size_count(k->size, 0);
+
+	if (n != NULL)
+		(*n)--;
+	c->nchunks--;
+	c->memory -= chunk_bytes(k->size);
+	free(k);
+}
+
 static struct rtprof__chunk *
 chunk_new(struct rtprof__core *c)
 {
+	uint64_t *n = size_count(c->chunk_size, 1);
+	struct rtprof__chunk *k;
+
+	if (n == NULL)
+		return NULL;
 	/* aligned_alloc + memset: every page is touched now, not on an RT
 	 * thread's first write, and padding is zero (no uninitialised memory
 	 * reaches a dump). */
-	struct rtprof__chunk *k = aligned_alloc(RTPROF__CACHELINE, c->chunk_bytes);
-
+	k = aligned_alloc(RTPROF__CACHELINE, c->chunk_bytes);
 	if (k == NULL)
 		return NULL;
 	memset(k, 0, c->chunk_bytes);
 	k->size = c->chunk_size;
+	(*n)++;
 	c->nchunks++;
 	c->memory += c->chunk_bytes;
 	return k;
+}
+
+/*
+ * How many chunks a session with memory limit @limit keeps: as many as fit,
+ * and at least one (a limit below one chunk's allocation, e.g. exactly its
+ * data size, still records through one chunk).
+ */
+static uint64_t
+pool_target(uint64_t limit, size_t bytes)
+{
+	uint64_t n = limit / bytes;
+
+	return n != 0 ? n : 1;
 }
 
 /* Frees the first chunk of the free list (of the pool's current size). */
@@ -45,9 +142,7 @@ free_one(struct rtprof__core *c)
 
 	c->free = k->next;
 	c->nfree--;
-	c->nchunks--;
-	c->memory -= c->chunk_bytes;
-	free(k);
+	chunk_free(c, k);
 }
 
 /*
@@ -70,12 +165,10 @@ rtprof__pool_setup(const rtprof_lock *lk, const struct rtprof_settings *s)
 		c->chunk_size = s->chunk_size;
 		c->chunk_bytes = chunk_bytes(s->chunk_size);
 	}
-	target = s->memory_limit / c->chunk_bytes;
-	if (target == 0)
-		target = 1;
-	while (c->nchunks > target && c->free != NULL)
+	target = pool_target(s->memory_limit, c->chunk_bytes);
+	while (ncurrent(c) > target && c->free != NULL)
 		free_one(c);
-	while (c->nchunks < target) {
+	while (ncurrent(c) < target) {
 		struct rtprof__chunk *k = chunk_new(c);
 
 		if (k == NULL)
@@ -84,7 +177,7 @@ rtprof__pool_setup(const rtprof_lock *lk, const struct rtprof_settings *s)
 		c->free = k;
 		c->nfree++;
 	}
-	return c->nfree > 0 || c->nchunks > 0 ? 0 : -ENOMEM;
+	return ncurrent(c) > 0 ? 0 : -ENOMEM;
 }
 
 /* Context: collector or control thread, lock held. */
@@ -93,12 +186,15 @@ rtprof__pool_put(const rtprof_lock *lk, struct rtprof__chunk *k)
 {
 	struct rtprof__core *c = rtprof__core_get(lk);
 
+	/* Over a lowered limit: more chunks than the running session keeps
+	 * (pool_target(): never fewer than one; comparing bytes instead freed
+	 * the one chunk of a limit below one chunk's allocation the first
+	 * time it came back, and the session recorded nothing more). */
 	if (k->size != c->chunk_size ||
-	    (c->running != NULL && c->nchunks * c->chunk_bytes > c->running->set.memory_limit)) {
+	    (c->running != NULL && ncurrent(c) >
+	    pool_target(c->running->set.memory_limit, c->chunk_bytes))) {
 		/* Wrong size for this session, or over a lowered limit. */
-		c->nchunks--;
-		c->memory -= chunk_bytes(k->size);
-		free(k);
+		chunk_free(c, k);
 		return;
 	}
 	k->next = c->free;
@@ -145,6 +241,7 @@ rtprof__refill(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t want)
 		if (k == NULL)
 			return;
 		k->flushed = 0;
+		POOL_UNDEFINED(k->data, k->size);
 		RTPROF__HANDOVER_RELEASE(k);
 		if (!ck_ring_enqueue_spsc(&th->empty, th->empty_buf, k)) {
 			rtprof__pool_put(lk, k);

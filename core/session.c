@@ -36,6 +36,17 @@ random_id(uint32_t gen)
 	return id ^ gen;
 }
 
+/* Is a session stopped but not yet written out? Context: lock held. */
+static int
+sessions_unfinished(const struct rtprof__core *c)
+{
+	for (const struct rtprof__session *s = c->sessions; s != NULL;
+	    s = s->next)
+		if (s->phase != RTPROF__SESS_DONE)
+			return 1;
+	return 0;
+}
+
 /* Context: any non-RT thread; may block and allocate. */
 RTPROF_API int
 rtprof_session_start(const struct rtprof_settings *settings)
@@ -56,6 +67,14 @@ rtprof_session_start(const struct rtprof_settings *settings)
 	s->set = set;
 	lk = rtprof__lock();
 	c = rtprof__core_get(lk);
+	/* A stop on another thread may still be waiting for the writer to
+	 * finish its session: wait for every earlier session to be written
+	 * out first. Starting now would queue this session's frames before
+	 * that session's last ones on a shared descriptor, and re-baseline
+	 * the threads' drop counters (acct_gen) before the writer settled
+	 * that session's drops. */
+	while (c->running == NULL && sessions_unfinished(c))
+		pthread_cond_wait(&c->done_cv, &c->mu);
 	if (c->running != NULL) {
 		rtprof__unlock(lk);
 		free(s);

@@ -752,16 +752,29 @@ settle_drops(const rtprof_lock *lk, struct rtprof__session *s,
 {
 	struct rtprof__acct *a;
 	int mine = th->acct_gen == s->gen;
+	uint64_t full, nested;
 
 	if (th->announced_gen != s->gen ||
 	    (a = rtprof__acct_get(lk, s, th)) == NULL)
 		return;
 	/* relaxed: statistics; the owner has exited, or the session has
 	 * stopped and a drop racing with the stop is as late as a record. */
-	a->dropped_full = atomic_load_explicit(&th->dropped_full,
-	    memory_order_relaxed) - (mine ? th->acct_drops_full : 0);
-	a->dropped_nested = atomic_load_explicit(&th->dropped_nested,
+	full = atomic_load_explicit(&th->dropped_full, memory_order_relaxed) -
+	    (mine ? th->acct_drops_full : 0);
+	nested = atomic_load_explicit(&th->dropped_nested,
 	    memory_order_relaxed) - (mine ? th->acct_drops_nested : 0);
+	/* The entry is per tid: an earlier thread with the same tid may have
+	 * settled into it already. Add what changed since this thread's own
+	 * last settlement (a dump request settles again). */
+	if (th->acct_settled_gen != s->gen) {
+		th->acct_settled_gen = s->gen;
+		th->acct_settled_full = 0;
+		th->acct_settled_nested = 0;
+	}
+	a->dropped_full += full - th->acct_settled_full;
+	a->dropped_nested += nested - th->acct_settled_nested;
+	th->acct_settled_full = full;
+	th->acct_settled_nested = nested;
 }
 
 static void

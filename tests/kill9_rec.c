@@ -2,7 +2,7 @@
  * kill9_rec.c - a recorder that test_kill9 kills with SIGKILL and
  * test_memcheck runs under valgrind.
  *
- *   kill9_rec DUMP [MS] [flight] [nosampling] [poison]
+ *   kill9_rec DUMP [MS] [flight] [nosampling] [poison | hole]
  *
  * Three registered threads ("dsp", real-time: sampled from its labels;
  * "worker 1" and "worker 2": interrupted by the sampler's SIGPROF) record
@@ -24,7 +24,12 @@
  * byte unwritten (padding, an unused field) would send zeros and memcheck
  * could not tell. With "poison" it marks the records it already committed
  * undefined too, which the writer then sends: memcheck must report it
- * (test_memcheck's proof that the check can fail).
+ * (test_memcheck's proof that the check can fail). With "hole" it marks
+ * nothing itself and every 8th step writes a typed marker whose copied
+ * string's 8 bytes are never written: the library marks every chunk
+ * undefined when it hands it to a thread (core/pool.c), so memcheck must
+ * report the writev too (the proof that chunks kill9_rec does not mark,
+ * such as the sampler's, are covered).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -50,7 +55,7 @@
 static const rtprof_marker_type *step_type;
 static rtprof_counter *total;
 static atomic_int stop;
-static int poison;
+static int poison, hole;
 
 /*
  * Under memcheck, make the rest of the calling thread's current chunk
@@ -66,6 +71,8 @@ undefine_chunk(void)
 #ifdef KILL9_MEMCHECK
 	unsigned char *from = poison ? rtprof__tls.base : rtprof__tls.pos;
 
+	if (hole)
+		return; /* only the library's own marking (core/pool.c) */
 	if (RUNNING_ON_VALGRIND && from != NULL)
 		VALGRIND_MAKE_MEM_UNDEFINED(from,
 		    (size_t)(rtprof__tls.end - from));
@@ -109,6 +116,25 @@ step_marker(enum rtprof_phase phase, uint64_t t0, uint64_t t1, int64_t i,
 	rtprof_marker_close(&r);
 }
 
+/* "hole": a step marker whose note's 8 bytes are left unwritten. */
+static void
+hole_marker(int64_t i)
+{
+	rtprof_rec r;
+
+	if (!rtprof_marker_open(&r, step_type, RTPROF_PHASE_INSTANT,
+	    rtprof_now(), 0))
+		return;
+	rtprof_put_i64(&r, i);
+	rtprof_put_u64(&r, 0);
+	rtprof_put_f64(&r, 0.0);
+	rtprof_put_static_str(&r, "kill9_rec.c");
+	r.p[0] = 0xd9; /* str8 of 8 bytes, which are never written */
+	r.p[1] = 8;
+	r.p += 2 + 8;
+	rtprof_marker_close(&r);
+}
+
 struct worker_arg {
 	const char *name;
 	unsigned flags;
@@ -146,6 +172,8 @@ worker(void *p)
 		step_marker(RTPROF_PHASE_INSTANT, rtprof_now(), 0, i, text, len);
 		step_marker(RTPROF_PHASE_INTERVAL, t0, rtprof_now(), i,
 		    text + len, sizeof(text) - 1 - len);
+		if (hole && i % 8 == 0)
+			hole_marker(i);
 		rtprof_counter_add(total, 1);
 		rtprof_counter_set(mine, i);
 		rtprof_end("step", RTPROF_CAT_COMPUTE);
@@ -200,6 +228,8 @@ main(int argc, char **argv)
 			sampling = 0;
 		} else if (strcmp(argv[i], "poison") == 0) {
 			poison = 1;
+		} else if (strcmp(argv[i], "hole") == 0) {
+			hole = 1;
 		} else {
 			ms = strtol(argv[i], &end, 10);
 			if (*end != '\0' || end == argv[i] || ms < 0)
@@ -208,7 +238,7 @@ main(int argc, char **argv)
 	}
 	if (argc < 2) {
 		fprintf(stderr, "usage: kill9_rec DUMP [MS] [flight] "
-		    "[nosampling] [poison]\n");
+		    "[nosampling] [poison | hole]\n");
 		return 2;
 	}
 	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

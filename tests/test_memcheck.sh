@@ -7,12 +7,17 @@
 # in particular "Syscall param write(buf) / writev(vector[...]) points to
 # uninitialised byte(s)": kill9_rec for about 1 s in streaming and in
 # flight-recorder mode (recycling chunks), each with sampling on (SIGPROF,
-# stack copies, unwinding) and off, and gecko_rec (pause, every marker
-# field kind). kill9_rec marks the unused rest of its chunks undefined under
-# memcheck (the pool zeroes new chunks, which would hide a byte a record
-# leaves unwritten); every dump must then be whole (kill9_check: trailer,
-# no damage). Last, the proof that the check can fail: "kill9_rec poison"
-# marks committed records undefined, and memcheck must report the writev.
+# stack copies, unwinding; the sampler thread's own chunks of SAMPLE, SAME,
+# COUNTER and OVERHEAD records) and off, and gecko_rec (pause, every marker
+# field kind). The pool zeroes new chunks and reuses written ones, which
+# would hide a byte a record leaves unwritten, so under memcheck the library
+# marks every chunk's data undefined each time it hands the chunk to a
+# thread, the sampler included (core/pool.c); kill9_rec also marks the
+# unused rest of its threads' chunks. Every dump must be whole (kill9_check:
+# trailer, no damage). Last, the proofs that the check can fail: "kill9_rec
+# poison" marks committed records undefined, and "kill9_rec hole" marks
+# nothing itself and leaves 8 bytes of some records unwritten (only the
+# library's marking can expose them): memcheck must report the writev.
 # No suppression file: the sampler's handler copies stacks (uninitialised
 # bytes included) into a buffer that is only unwound, and memcheck reports
 # nothing about it. Exit 77 (skipped) when valgrind is missing.
@@ -81,5 +86,9 @@ whole "$dir/gecko_rec.rtprof"
 memcheck poison 99 "$rec" "$dir/poison.rtprof" 300 poison
 grep -q 'Syscall param writev(vector\[\.\.\.\]) points to uninitialised' \
     "$dir/poison.log" || fail "poison: no writev report (kill9_rec built" \
+    "without valgrind/memcheck.h?)"
+memcheck hole 99 "$rec" "$dir/hole.rtprof" 300 hole
+grep -q 'Syscall param writev(vector\[\.\.\.\]) points to uninitialised' \
+    "$dir/hole.log" || fail "hole: no writev report (librtprof built" \
     "without valgrind/memcheck.h?)"
 echo "test_memcheck: ok"

@@ -655,7 +655,11 @@ check_ticks(void)
 	for (size_t i = 0; i < D.nov; i += D.nov / 10)
 		fprintf(stderr, "  tick %zu: %.1f us, threads %.1f us\n", i,
 		    (D.ov[i][1] - D.ov[i][0]) / D.tps * 1e6, D.ov[i][2] / 1e3);
-	RTPROF_CHECK_GT(D.nov, run_ms / 2);
+	/* A loaded machine (a CI running builds beside the test: load 14
+	 * on 2 CPUs seen) delays the sampler's wake-ups and the busy
+	 * threads' answers: a quarter of the ticks is the floor here; the
+	 * regularity itself is measured in bench/bench_sampler. */
+	RTPROF_CHECK_GT(D.nov, run_ms / 4);
 	RTPROF_CHECK_LE(D.nov, run_ms + 100);
 	/* Skip the first ticks (threads starting, first full samples). */
 	first = median_cost(q / 2, q + q / 2);
