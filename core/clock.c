@@ -3,9 +3,26 @@
  *
  * x86: the TSC, when the CPU says it is invariant (CPUID 0x80000007 EDX bit
  * 8) and the kernel trusts it (clocksource "tsc"); aarch64: the virtual
- * counter cntvct_el0 with its architected frequency; otherwise CLOCK_MONOTONIC
- * through the vDSO, in ns. The exact rate of each session also follows from
- * its start and stop clock pairs, which the dump carries.
+ * counter cntvct_el0 with its architected frequency (Linux always lets EL0
+ * read it; on a CPU with a counter erratum the kernel traps the read and
+ * returns a corrected value); otherwise, armhf included (see below),
+ * CLOCK_MONOTONIC through the vDSO, in ns. RTPROF_CLOCK=monotonic in the
+ * environment forces CLOCK_MONOTONIC. The exact rate of each session also
+ * follows from its start and stop clock pairs, which the dump carries.
+ *
+ * armhf (32-bit ARMv7) reads no counter inline: CNTVCT (mrrc p15, 1, c14)
+ * exists only on cores with the Generic Timer extension (Cortex-A7/A15/A17,
+ * ARMv8 in AArch32), not on the Cortex-A5/A8/A9 of many armhf audio and
+ * embedded boards, where it is an undefined instruction (SIGILL); where it
+ * exists, a 32-bit kernel grants user access only when no counter erratum
+ * workaround is active and does not emulate a trapped read (SIGILL again);
+ * nothing visible to user space (AT_HWCAP has no bit for it) says which,
+ * short of trying it under a process-wide SIGILL handler, which a library
+ * must not install behind its host's back; and 32-bit boot loaders often
+ * leave CNTFRQ unset. CLOCK_MONOTONIC through the vDSO reads that same
+ * counter when the kernel found it safe, and is correct everywhere.
+ * (Where a 64-bit kernel runs armhf programs without a compat vDSO,
+ * clock_gettime is a system call: there rtprof_now() is not free of them.)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,21 +79,27 @@ tsc_usable(void)
 void
 rtprof__clock_init(void)
 {
+	const char *force = getenv("RTPROF_CLOCK");
+	int monotonic = force != NULL && strcmp(force, "monotonic") == 0;
+
 	rtprof__clock_kind = 0;
 	clock_rate = 1e9;
 #if defined(__x86_64__) || defined(__i386__)
-	if (getenv("RTPROF_CLOCK") == NULL || strcmp(getenv("RTPROF_CLOCK"), "monotonic") != 0)
-		if (tsc_usable())
-			rtprof__clock_kind = 1;
+	if (!monotonic && tsc_usable())
+		rtprof__clock_kind = 1;
 #elif defined(__aarch64__)
-	{
+	if (!monotonic) {
 		uint64_t f;
 		__asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
+		/* 0: the firmware never set it; the kernel took the rate
+		 * from the device tree, and so must we (monotonic). */
 		if (f != 0) {
 			rtprof__clock_kind = 2;
 			clock_rate = (double)f;
 		}
 	}
+#else
+	(void)monotonic;        /* armhf and the rest: monotonic anyway */
 #endif
 	cal_mono = mono_ns(CLOCK_MONOTONIC);
 	cal_ticks = read_ticks();
@@ -122,8 +145,9 @@ static void
 calibrate(void)
 {
 	uint64_t t, m, w, elapsed;
+	double measured;
 
-	if (rtprof__clock_kind != 1)
+	if (rtprof__clock_kind == 0)
 		return;
 	/* At least 20 ms between the pairs: error below 1e-5 with ~100 ns of
 	 * pair uncertainty. */
@@ -134,7 +158,12 @@ calibrate(void)
 			;
 	}
 	rtprof__clock_pair(&t, &m, &w);
-	clock_rate = (double)(t - cal_ticks) * 1e9 / (double)(m - cal_mono);
+	measured = (double)(t - cal_ticks) * 1e9 / (double)(m - cal_mono);
+	/* TSC: the measured rate. cntvct: CNTFRQ_EL0, exact, unless the
+	 * firmware set it wrong (the kernel then uses the device tree's). */
+	if (rtprof__clock_kind == 1 || measured < clock_rate * 0.99 ||
+	    measured > clock_rate * 1.01)
+		clock_rate = measured;
 }
 
 /* Context: any non-RT thread; the first call may sleep up to 20 ms. */

@@ -8,7 +8,10 @@
  * reads of code and unwind tables come from this process's memory (only
  * inside loaded modules), reads elsewhere in the thread's stack fail. The
  * unwind tables are each module's .eh_frame_hdr binary-search table, found
- * with dl_iterate_phdr and handed to libunwind's own table search.
+ * with dl_iterate_phdr and handed to libunwind's own table search. On
+ * 32-bit ARM, where GCC writes no .eh_frame, it is the ARM exception index
+ * (.ARM.exidx, PT_ARM_EXIDX: C code needs -funwind-tables for one, which
+ * CMakeLists.txt adds there) and libunwind's EHABI search instead.
  *
  * Why not unwind in the handler: unw_backtrace takes the dynamic loader's
  * lock on a cache miss (dl_iterate_phdr) and libunwind's own locks, so a
@@ -39,6 +42,13 @@
 extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as,
     unw_word_t ip, unw_dyn_info_t *di, unw_proc_info_t *pi,
     int need_unwind_info, void *arg);
+#if defined(__arm__)
+/* The same for an ARM_EXIDX di (libunwind's tdep_search_unwind_table,
+ * exported as _Uarm_search_unwind_table). */
+extern int UNW_OBJ(search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+    unw_dyn_info_t *di, unw_proc_info_t *pi, int need_unwind_info,
+    void *arg);
+#endif
 
 #define UMOD_SEGS 8
 
@@ -51,6 +61,10 @@ struct umod {
 	uintptr_t hdr;           /* .eh_frame_hdr address, 0: none */
 	uintptr_t table;         /* its search table */
 	uint64_t nfde;
+#if defined(__arm__)
+	uintptr_t exidx;         /* .ARM.exidx address, 0: none */
+	size_t exidx_len;        /* its bytes (8 per entry) */
+#endif
 };
 
 struct rtprof__unwinder {
@@ -93,6 +107,29 @@ read_enc(const unsigned char **p, unsigned char enc, uintptr_t hdr,
 	return 0;
 }
 
+/* The binary-search table of @m's .eh_frame_hdr. Return: 0, or -1 when
+ * it has none in the form GNU ld writes. */
+static int
+eh_hdr_table(struct umod *m)
+{
+	const unsigned char *p = (const unsigned char *)m->hdr;
+	uintptr_t ehf, n;
+	unsigned char e1, e2;
+
+	/* version 1, eh_frame_ptr_enc, fde_count_enc, table_enc */
+	if (p[0] != 1 || p[3] != (PE_DATAREL | PE_SDATA4))
+		return -1;
+	e1 = p[1];
+	e2 = p[2];
+	p += 4;
+	if (read_enc(&p, e1, m->hdr, &ehf) != 0 || e2 == PE_OMIT ||
+	    read_enc(&p, e2, m->hdr, &n) != 0)
+		return -1;
+	m->table = (uintptr_t)p;
+	m->nfde = n;
+	return 0;
+}
+
 static int
 scan_cb(struct dl_phdr_info *info, size_t size, void *ctx)
 {
@@ -118,28 +155,24 @@ scan_cb(struct dl_phdr_info *info, size_t size, void *ctx)
 			}
 		} else if (ph->p_type == PT_GNU_EH_FRAME) {
 			m.hdr = a;
+#if defined(__arm__)
+		} else if (ph->p_type == PT_ARM_EXIDX && ph->p_memsz >= 8) {
+			m.exidx = a;
+			m.exidx_len = ph->p_memsz;
+#endif
 		}
 	}
-	if (m.lo >= m.hi || m.hdr == 0)
-		return 0;       /* no code or no unwind table (the vDSO has one) */
-	{
-		const unsigned char *p = (const unsigned char *)m.hdr;
-		uintptr_t ehf, n;
-
-		/* version 1, eh_frame_ptr_enc, fde_count_enc, table_enc */
-		if (p[0] != 1 || p[3] != (PE_DATAREL | PE_SDATA4))
-			return 0;
-		{
-			unsigned char e1 = p[1], e2 = p[2];
-
-			p += 4;
-			if (read_enc(&p, e1, m.hdr, &ehf) != 0 ||
-			    e2 == PE_OMIT || read_enc(&p, e2, m.hdr, &n) != 0)
-				return 0;
-		}
-		m.table = (uintptr_t)p;
-		m.nfde = n;
-	}
+	if (m.lo >= m.hi)
+		return 0;       /* no code */
+	if (m.hdr != 0 && eh_hdr_table(&m) != 0)
+		m.hdr = 0;      /* a search table in a form not read here */
+#if defined(__arm__)
+	if (m.hdr == 0 && m.exidx == 0)
+		return 0;
+#else
+	if (m.hdr == 0)
+		return 0;       /* no unwind table (the vDSO has one) */
+#endif
 	if (u->nmod == u->cap) {
 		size_t nc = u->cap ? u->cap * 2 : 32;
 		struct umod *nm = realloc(u->mod, nc * sizeof(*nm));
@@ -220,6 +253,20 @@ readable(const struct rtprof__unwinder *u, uintptr_t a)
 	return 0;
 }
 
+#if defined(__arm__)
+/* The address a prel31 word (.ARM.exidx) at @at points to: a 31-bit signed
+ * offset from @at. */
+static uintptr_t
+prel31(uintptr_t at)
+{
+	uint32_t v;
+
+	memcpy(&v, (const void *)at, 4);
+	v = (v & 0x7fffffffu) | ((v & 0x40000000u) << 1);
+	return at + (uintptr_t)v;
+}
+#endif
+
 /* libunwind accessors. Context: sampler thread. */
 
 static int
@@ -238,6 +285,20 @@ find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 	if (m == NULL)
 		return -UNW_ENOINFO;
 	memset(&di, 0, sizeof(di));
+#if defined(__arm__)
+	if (m->hdr == 0) {
+		/* .ARM.exidx: (function start, unwind data) pairs sorted by
+		 * start. An ip before the first function has no entry. */
+		if (ip < prel31(m->exidx))
+			return -UNW_ENOINFO;
+		di.format = UNW_INFO_FORMAT_ARM_EXIDX;
+		di.start_ip = m->lo;
+		di.end_ip = m->hi;
+		di.u.rti.table_data = m->exidx;
+		di.u.rti.table_len = m->exidx_len;
+		return UNW_OBJ(search_unwind_table)(as, ip, &di, pi, need, arg);
+	}
+#endif
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
 	di.start_ip = m->lo;
 	di.end_ip = m->hi;

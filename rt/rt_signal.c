@@ -40,9 +40,11 @@ chain(int sig, siginfo_t *si, void *uc)
 }
 
 /*
- * Copy @n bytes of the thread's own stack. Not memcpy: under
- * AddressSanitizer the stack has poisoned red zones that a profiler may
- * read, and an instrumented copy would report them.
+ * Copy @n bytes of the thread's own stack, a pointer-sized word at a time
+ * (8 bytes on 64-bit targets; 4 on armhf, whose stack pointer is only
+ * word-aligned between calls). Not memcpy: under AddressSanitizer the
+ * stack has poisoned red zones that a profiler may read, and an
+ * instrumented copy would report them.
  */
 #if defined(__clang__) || defined(__GNUC__)
 __attribute__((no_sanitize_address, no_sanitize("thread")))
@@ -50,10 +52,10 @@ __attribute__((no_sanitize_address, no_sanitize("thread")))
 static void
 copy_stack(unsigned char *dst, uintptr_t src, size_t n)
 {
-	const uint64_t *s = (const uint64_t *)src;
-	uint64_t *d = (uint64_t *)(void *)dst;
+	const uintptr_t *s = (const uintptr_t *)src;
+	uintptr_t *d = (uintptr_t *)(void *)dst;
 
-	for (size_t i = 0; i < n / 8; i++)
+	for (size_t i = 0; i < n / sizeof(uintptr_t); i++)
 		d[i] = s[i];
 }
 
@@ -81,6 +83,29 @@ copy_regs(struct rtprof__sample_req *rq, const ucontext_t *uc)
 	rq->regs[31] = uc->uc_mcontext.sp;
 	rq->regs[32] = uc->uc_mcontext.pc;
 	rq->sp = (uintptr_t)uc->uc_mcontext.sp;
+	return 1;
+#elif defined(__arm__)
+	/* UNW_ARM_R0..R15 = 0..15: R11 fp, R12 ip, R13 sp, R14 lr, R15 pc
+	 * (the instruction's address, also in Thumb state). */
+	const mcontext_t *m = &uc->uc_mcontext;
+
+	rq->regs[0] = m->arm_r0;
+	rq->regs[1] = m->arm_r1;
+	rq->regs[2] = m->arm_r2;
+	rq->regs[3] = m->arm_r3;
+	rq->regs[4] = m->arm_r4;
+	rq->regs[5] = m->arm_r5;
+	rq->regs[6] = m->arm_r6;
+	rq->regs[7] = m->arm_r7;
+	rq->regs[8] = m->arm_r8;
+	rq->regs[9] = m->arm_r9;
+	rq->regs[10] = m->arm_r10;
+	rq->regs[11] = m->arm_fp;
+	rq->regs[12] = m->arm_ip;
+	rq->regs[13] = m->arm_sp;
+	rq->regs[14] = m->arm_lr;
+	rq->regs[15] = m->arm_pc;
+	rq->sp = (uintptr_t)m->arm_sp;
 	return 1;
 #else
 	(void)rq;
@@ -123,13 +148,13 @@ rtprof__sample_handler(int sig, siginfo_t *si, void *ucv)
 	rq->have_regs = copy_regs(rq, ucv);
 	rq->stack_len = 0;
 	if (rq->have_regs && th->stack_hi > rq->sp && rq->sp >= th->stack_lo &&
-	    rq->sp % 8 == 0) {
+	    rq->sp % sizeof(uintptr_t) == 0) {
 		size_t n = th->stack_hi - rq->sp;
 
 		if (n > RTPROF__STACK_COPY)
 			n = RTPROF__STACK_COPY;
 		copy_stack(rq->stack, rq->sp, n);
-		rq->stack_len = (uint32_t)(n & ~(size_t)7);
+		rq->stack_len = (uint32_t)(n & ~(sizeof(uintptr_t) - 1));
 	}
 	/*
 	 * Own labels: push stores the entry, then (signal fence) the depth,

@@ -306,6 +306,8 @@ rtprof_now(void)
 		__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
 		return v;
 	}
+#else
+	/* armhf and the rest: CLOCK_MONOTONIC (core/clock.c says why). */
 #endif
 	return rtprof__now_fallback();
 }

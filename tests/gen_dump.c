@@ -123,7 +123,17 @@ rnd(struct gen *G)
 static uint64_t
 rndn(struct gen *G, uint64_t n)
 {
+#ifdef __SIZEOF_INT128__
 	return (uint64_t)(((unsigned __int128)rnd(G) * n) >> 64);
+#else
+	/* 32-bit targets (armhf): the same high half, from 32-bit halves. */
+	uint64_t a = rnd(G), al = (uint32_t)a, ah = a >> 32;
+	uint64_t bl = (uint32_t)n, bh = n >> 32;
+	uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+	uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
+
+	return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+#endif
 }
 
 /* Skewed in [0, n): a few hot values, a long tail (u^3). */

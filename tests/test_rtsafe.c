@@ -109,6 +109,8 @@ __tsan_default_suppressions(void)
 #define AUDIT_ARCH_SELF AUDIT_ARCH_AARCH64
 #elif defined(__i386__)
 #define AUDIT_ARCH_SELF AUDIT_ARCH_I386
+#elif defined(__arm__) && !defined(__ARMEB__)
+#define AUDIT_ARCH_SELF AUDIT_ARCH_ARM
 #endif
 
 #define NKINDS 9 /* record kinds 1..8 */

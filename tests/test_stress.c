@@ -350,7 +350,8 @@ spin_us(unsigned us)
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	do
 		clock_gettime(CLOCK_MONOTONIC, &b);
-	while ((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000 < us);
+	while ((int64_t)(b.tv_sec - a.tv_sec) * 1000000 +
+	    (b.tv_nsec - a.tv_nsec) / 1000 < (int64_t)us);
 }
 
 /* Bursts of events; quota 0: until time is up. */
