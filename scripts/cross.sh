@@ -63,6 +63,12 @@ debarch() {
 	armhf) echo armhf ;;
 	esac
 }
+qemu_of() {
+	case $1 in
+	aarch64-linux-gnu) echo qemu-aarch64 ;;
+	arm-linux-gnueabihf) echo qemu-arm ;;
+	esac
+}
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -166,6 +172,23 @@ print("|".join(t["name"] for t in json.load(sys.stdin)["tests"]
 		-j"$jobs" -LE native-only ${skip:+-E "^($skip)\$"})
 }
 
+# A board's dump symbolized on the desktop: board_app, cross-built, runs
+# under qemu-user with the target's libc into a dump; the host's
+# msgpack2gecko (built in build-cross-host) resolves the board's libc only
+# from --sysroot, matched by build id (tests/cross_symbols.py).
+symbols() {
+	dir=$1 t=$2 ld=$3
+	cmake -S "$src" -B build-cross-host -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DRTPROF_BUILD_BENCH=OFF >/dev/null &&
+		cmake --build build-cross-host -j"$jobs" --target msgpack2gecko \
+		>/dev/null || return 1
+	RTPROF_FD=3 "$(qemu_of "$t")" -L "/usr/$t" -E LD_LIBRARY_PATH="$ld" \
+		"$dir/tests/board_app" 1 3>"$dir/board.rtprof" >/dev/null &&
+		python3 "$src/tests/cross_symbols.py" \
+		build-cross-host/msgpack2gecko "$dir/board.rtprof" "/usr/$t" \
+		"$dir/symbols"
+}
+
 jobs=$(nproc)
 failed=""
 for a in $arches; do
@@ -182,7 +205,8 @@ for a in $arches; do
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRTPROF_WERROR=ON \
 		-DRTPROF_BUILD_BENCH=OFF >/dev/null &&
 		cmake --build "$dir" -j"$jobs" >/dev/null &&
-		run_tests "$dir"; then
+		run_tests "$dir" &&
+		symbols "$dir" "$t" "$base/$(debarch "$a")/usr/lib/$t:$base/$(debarch "$a")/lib/$t"; then
 		:
 	else
 		failed="$failed $a"
