@@ -445,6 +445,27 @@ cur_val(struct cur *c, struct rtprof_val *v)
 	return -1;
 }
 
+/* @n frames of a SAMPLE or BACKTRACE (a STRREF is a label). */
+static int
+cur_frames(struct cur *c, unsigned n, struct rtprof_rec_view *r)
+{
+	r->nframes = n;
+	if (r->label_mask != NULL)
+		memset(r->label_mask, 0, RTPROF_REC_MASK_WORDS * 8);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t f;
+		bool label = c->p < c->e && (c->p[0] == 0xd7 || c->p[0] == 0xc7);
+
+		if (label ? cur_strref(c, &f) : cur_max(c, UINT64_MAX, &f))
+			return -1;
+		if (r->frames != NULL)
+			r->frames[i] = f;
+		if (label && r->label_mask != NULL)
+			r->label_mask[i / 64] |= 1ull << (i % 64);
+	}
+	return 0;
+}
+
 /*
  * rec_general - decode a record in any msgpack encoding into the same view
  * rtprof_rec_next() fills (t1 = t0 where the record has no end time).
@@ -520,22 +541,19 @@ rec_general(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 		r->flags = (uint8_t)id;
 		id = 0;
 		t1 = t0;
-		r->nframes = arr - 5;
-		if (r->label_mask != NULL)
-			memset(r->label_mask, 0, RTPROF_REC_MASK_WORDS * 8);
-		for (unsigned i = 0; i < r->nframes; i++) {
-			uint64_t f;
-			bool label = c.p < c.e && (c.p[0] == 0xd7 ||
-			    c.p[0] == 0xc7);
-
-			if (label ? cur_strref(&c, &f) :
-			    cur_max(&c, UINT64_MAX, &f))
-				return -1;
-			if (r->frames != NULL)
-				r->frames[i] = f;
-			if (label && r->label_mask != NULL)
-				r->label_mask[i / 64] |= 1ull << (i % 64);
-		}
+		if (cur_frames(&c, arr - 5, r) != 0)
+			return -1;
+		break;
+	case RTPROF_REC_BACKTRACE:
+		if (arr < 3 || arr - 3 > RTPROF_REC_MAX_FRAMES ||
+		    cur_max(&c, UINT64_MAX, &t0) ||
+		    cur_max(&c, UINT8_MAX, &id))
+			return -1;
+		r->flags = (uint8_t)id;
+		id = 0;
+		t1 = t0;
+		if (cur_frames(&c, arr - 3, r) != 0)
+			return -1;
 		break;
 	case RTPROF_REC_OVERHEAD:
 		if (arr != 7 || cur_max(&c, UINT64_MAX, &t0) ||
@@ -1675,6 +1693,7 @@ rtprof_dump_rec_kind_name(unsigned kind)
 	static const char *const names[] = {
 		NULL, "instant", "begin", "end", "interval", "typed",
 		"counter", "sleep", "wake", "sample", "same", "overhead",
+		"backtrace",
 	};
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : NULL;

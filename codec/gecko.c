@@ -8,8 +8,11 @@
  * with the dump (struct rtprof_gecko). The sampler's SAMPLE/SAME records go
  * to the sampled thread as compact samples (time, CPU delta, node of the
  * thread's raw stack tree: frames as recorded, de-duplicated by prefix);
- * OVERHEAD records stay on the sampler thread. Writing: a small streaming
- * JSON writer (hand-rolled number formatting, first error latched) emits
+ * OVERHEAD records stay on the sampler thread. A BACKTRACE record becomes
+ * a path of its thread's raw stack tree too, kept with the marker just
+ * before it (a finished marker waits one record for it). Writing: a small
+ * streaming JSON writer (hand-rolled number formatting, first error
+ * latched) emits
  * each session as a process object: libs, counters, pausedRanges, one
  * thread object per thread, each with its own de-duplicated string, frame
  * and stack tables (a raw stack tree is symbolized and folded into them
@@ -33,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gecko.h"
 #include "spill.h"
@@ -735,6 +739,7 @@ struct gmark {
 	uint8_t phase;                  /* Gecko phase 0..3 */
 	uint8_t category;
 	uint8_t nvals;
+	uint32_t stack1;                /* BACKTRACE: raw stack node + 1, 0 none */
 	struct rtprof_val *vals;        /* typed fields; copied strings owned */
 };
 
@@ -835,6 +840,13 @@ struct gthread {
 	uint64_t nm;
 	struct gmark *open;             /* unmatched begins, oldest first */
 	size_t nopen, opencap;
+	/*
+	 * The last finished marker waits here until the thread's next
+	 * record: a BACKTRACE right after it (same start) is its stack.
+	 * last_open: the last marker was a begin (open[nopen - 1]).
+	 */
+	struct gmark pend;
+	bool has_pend, last_open;
 	struct rtprof_spill_stream *ps; /* placeholder samples (gsample) */
 	uint64_t ns;
 	struct rtprof_spill_stream *smps; /* sampler samples (gsmp) */
@@ -920,6 +932,9 @@ struct gsess {
 	uint32_t seq;
 
 	/* Set by the writer. */
+	const struct rtprof_gecko_note *notes;  /* the writer's */
+	size_t nnotes;
+	bool top;                       /* the top-level process */
 	int64_t out_pid;
 	char out_name[256];
 	const struct rtprof_gecko_filter *flt;  /* NULL: no filter */
@@ -944,6 +959,7 @@ struct gsess {
 
 	/* Sampler records. */
 	uint64_t nsamples, nsame, nsame_unknown, ntruncated, nno_native;
+	uint64_t nbacktraces, nbt_unmatched;    /* BACKTRACE records */
 	bool has_native;                /* a native frame was recorded */
 	uint64_t ovh_ticks, ovh_sum[4], ovh_max;
 
@@ -979,6 +995,7 @@ struct gsess {
 	bool have_t;
 
 	/* Symbolication, while the session is written. */
+	size_t th_nrs;                  /* raw nodes of the thread written */
 	struct rtprof_symbolizer *sym;
 	bool sym_tried;
 	uint64_t sym_addrs, sym_resolved;
@@ -1516,6 +1533,7 @@ pairs_with(const struct gmark *b, const struct gmark *e)
  */
 struct gmark_rec {
 	uint64_t t0, t1, name;
+	uint32_t stack1;
 	uint16_t type;
 	uint8_t kind, phase, category, nvals;
 };
@@ -1532,6 +1550,7 @@ marker_spill(struct gsess *g, struct gthread *th, struct gmark *m)
 	h.t0 = m->t0;
 	h.t1 = m->t1;
 	h.name = m->name;
+	h.stack1 = m->stack1;
 	h.type = m->type;
 	h.kind = m->kind;
 	h.phase = m->phase;
@@ -1573,6 +1592,7 @@ marker_unspill(const unsigned char *rec, struct gmark *m,
 	m->t0 = h.t0;
 	m->t1 = h.t1;
 	m->name = h.name;
+	m->stack1 = h.stack1;
 	m->type = h.type;
 	m->kind = h.kind;
 	m->phase = h.phase;
@@ -1593,6 +1613,31 @@ marker_unspill(const unsigned char *rec, struct gmark *m,
 			n += 8;
 		}
 	}
+}
+
+/* The pending marker (if any) joins the thread's finished markers. */
+static int
+pend_flush(struct gsess *g, struct gthread *th)
+{
+	if (!th->has_pend)
+		return 0;
+	th->has_pend = false;
+	return marker_spill(g, th, &th->pend);
+}
+
+/* A finished marker: pending until the thread's next record. */
+static int
+marker_finish(struct gsess *g, struct gthread *th, struct gmark *m)
+{
+	if (pend_flush(g, th) != 0) {
+		free(m->vals);
+		m->vals = NULL;
+		return g->err;
+	}
+	th->pend = *m;
+	th->has_pend = true;
+	th->last_open = false;
+	return 0;
 }
 
 static int
@@ -1620,12 +1665,16 @@ marker_add(struct gsess *g, struct gthread *th, struct gmark *m)
 			th->nopen--;
 			free(m->vals);
 			m->vals = NULL;
-			return marker_spill(g, th, &b);
+			return marker_finish(g, th, &b);
 		}
 		m->t1 = m->t0;
 	}
 	if (m->phase != 2)
-		return marker_spill(g, th, m);
+		return marker_finish(g, th, m);
+	if (pend_flush(g, th) != 0) {
+		free(m->vals);
+		return g->err;
+	}
 	/* Too many open: the oldest stays an unmatched begin (phase 2). */
 	if (th->nopen == GECKO_MAX_OPEN) {
 		struct gmark old = th->open[0];
@@ -1640,6 +1689,7 @@ marker_add(struct gsess *g, struct gthread *th, struct gmark *m)
 		free(m->vals);
 		return g->err;
 	}
+	th->last_open = true;
 	return 0;
 }
 
@@ -1650,9 +1700,11 @@ markers_close(struct gsess *g)
 	for (size_t i = 0; i < g->nth; i++) {
 		struct gthread *th = &g->th[i];
 
+		pend_flush(g, th);
 		for (size_t k = 0; k < th->nopen; k++)
 			marker_spill(g, th, &th->open[k]);
 		th->nopen = 0;
+		th->last_open = false;
 	}
 }
 
@@ -1931,6 +1983,50 @@ on_same(struct gsess *g, const struct rtprof_rec_view *r)
 	return smp_add(g, th, r->t0, r->cpu_ns, node);
 }
 
+/*
+ * BACKTRACE: the stack of the marker recorded just before it on the same
+ * thread (same start time), a path of that thread's raw stack tree whose
+ * native frames are all return addresses (the thread was in a call). A
+ * BACKTRACE whose marker was lost (or does not match) is counted, unused.
+ */
+static int
+on_backtrace(struct gsess *g, struct gthread *th,
+    const struct rtprof_rec_view *r)
+{
+	struct gmark *m = NULL;
+	unsigned n = r->frames != NULL ? r->nframes : 0;
+	uint32_t prefix1 = 0;
+	int64_t node = -1;
+
+	if (th->has_pend)
+		m = &th->pend;
+	else if (th->last_open && th->nopen != 0)
+		m = &th->open[th->nopen - 1];
+	if (m == NULL || m->kind == GMARK_DROPPED || m->t0 != r->t0 ||
+	    m->stack1 != 0) {
+		g->nbt_unmatched++;
+		return 0;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		bool label = rtprof_rec_frame_is_label(r->label_mask, i);
+
+		if (!label)
+			g->has_native = true;
+		node = raw_node(g, th, prefix1, r->frames[i],
+		    label ? RAW_LABEL : RAW_RET);
+		if (node < 0)
+			return g->err;
+		prefix1 = (uint32_t)node + 1;
+	}
+	if (n == 0 && (node = raw_node(g, th, 0, TEXT_NO_STACK,
+	    RAW_TEXT)) < 0)
+		return g->err;
+	/* raw_node() may have moved nothing but th->rs: @m is still valid. */
+	m->stack1 = (uint32_t)node + 1;
+	g->nbacktraces++;
+	return 0;
+}
+
 /* OVERHEAD: a marker on the sampler thread, and the session's totals. */
 static int
 on_overhead(struct gsess *g, struct gthread *th,
@@ -1967,6 +2063,11 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
 	th->recs++;
 	if (r->kind <= RTPROF_REC_KIND_MAX)
 		g->recs_by_kind[r->kind]++;
+	if (r->kind == RTPROF_REC_BACKTRACE)
+		return on_backtrace(g, th, r);
+	/* Any other record: the pending marker has no backtrace coming. */
+	if (th->has_pend && pend_flush(g, th) != 0)
+		return g->err;
 	if (!th->has_first || r->t0 < th->first_ticks) {
 		th->first_ticks = r->t0;
 		th->has_first = true;
@@ -2212,6 +2313,8 @@ gsess_free(struct gsess *g)
 		for (size_t k = 0; k < th->nopen; k++)
 			free(th->open[k].vals);
 		free(th->open);
+		if (th->has_pend)
+			free(th->pend.vals);
 		free(th->rs);
 		pmap_free(&th->rs_idx);
 		scache_free(&th->sc);
@@ -3084,6 +3187,78 @@ write_sampler_log(struct gsess *g, struct json *j)
 	json_obj_end(j);
 }
 
+/*
+ * The gathering notes (rtprof_gecko_writer_note): all of them in the
+ * top-level process, the ones about its own dump in any other.
+ */
+static void
+write_notes(struct gsess *g, struct json *j)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < g->nnotes; i++) {
+		const struct rtprof_gecko_note *n = &g->notes[i];
+		bool mine = n->dump != NULL && strcmp(n->dump, g->file->input) == 0;
+
+		if (!g->top && !mine)
+			continue;
+		if (!any) {
+			json_key(j, "gathering");
+			json_arr(j);
+			any = true;
+		}
+		json_obj(j);
+		json_key(j, "what");
+		json_str(j, n->what);
+		if (n->pid != 0) {
+			json_key(j, "pid");
+			json_i64(j, n->pid);
+		}
+		if (n->program != NULL) {
+			json_key(j, "program");
+			json_str(j, n->program);
+		}
+		if (n->reason != NULL) {
+			json_key(j, "reason");
+			json_str(j, n->reason);
+		}
+		if (n->dump != NULL) {
+			json_key(j, "dump");
+			json_str(j, n->dump);
+			if (g->top) {
+				json_key(j, "thisProcess");
+				json_bool(j, mine);
+			}
+		}
+		if (n->bytes >= 0) {
+			json_key(j, "bytes");
+			json_i64(j, n->bytes);
+		}
+		if (n->wall_ns != 0) {
+			char buf[48];
+			time_t sec = (time_t)(n->wall_ns / 1000000000);
+			struct tm tm;
+
+			/* ms in this process's time, like its markers. */
+			json_key(j, "time");
+			json_f64(j, (double)(n->wall_ns - g->start_wall_ns) /
+			    1e6);
+			if (gmtime_r(&sec, &tm) != NULL) {
+				size_t k = strftime(buf, sizeof(buf),
+				    "%Y-%m-%dT%H:%M:%S", &tm);
+
+				snprintf(buf + k, sizeof(buf) - k, ".%03dZ",
+				    (int)(n->wall_ns / 1000000 % 1000));
+				json_key(j, "wallClock");
+				json_str(j, buf);
+			}
+		}
+		json_obj_end(j);
+	}
+	if (any)
+		json_arr_end(j);
+}
+
 static void
 write_gathering_log(struct gsess *g, struct json *j)
 {
@@ -3242,6 +3417,13 @@ write_gathering_log(struct gsess *g, struct json *j)
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+	if (g->nbacktraces != 0 || g->nbt_unmatched != 0) {
+		json_key(j, "backtraces");
+		json_u64(j, g->nbacktraces);
+		json_key(j, "backtracesWithoutMarker");
+		json_u64(j, g->nbt_unmatched);
+	}
+	write_notes(g, j);
 	write_sampler_log(g, j);
 	json_obj_end(j);
 }
@@ -3306,9 +3488,54 @@ write_field_value(struct gsess *g, struct json *j, struct tout *to,
 		json_strn(j, s, n);
 }
 
+/*
+ * The marker's backtrace (@stack: a stackTable index, or -1): a one-sample
+ * "stack" the front-end turns into the marker's cause, re-based onto its
+ * merged stack table (process-profile.ts, _convertStackToCause), and the
+ * same as "cause" for tools that read the file itself (rtprof summarize).
+ * A "cause" alone would not be re-based: only right for the first thread.
+ */
+static void
+write_marker_stack(struct gsess *g, struct json *j, int64_t stack,
+    int64_t tid, double t)
+{
+	(void)g;
+	json_key(j, "stack");
+	json_obj(j);
+	json_key(j, "tid");
+	json_i64(j, tid);
+	json_key(j, "samples");
+	json_obj(j);
+	json_key(j, "schema");
+	json_obj(j);
+	json_key(j, "stack");
+	json_u64(j, 0);
+	json_key(j, "time");
+	json_u64(j, 1);
+	json_obj_end(j);
+	json_key(j, "data");
+	json_arr(j);
+	json_arr(j);
+	json_i64(j, stack);
+	json_f64(j, t);
+	json_arr_end(j);
+	json_arr_end(j);
+	json_obj_end(j);
+	json_obj_end(j);
+	json_key(j, "cause");
+	json_obj(j);
+	json_key(j, "tid");
+	json_i64(j, tid);
+	json_key(j, "time");
+	json_f64(j, t);
+	json_key(j, "stack");
+	json_i64(j, stack);
+	json_obj_end(j);
+}
+
 static void
 write_marker(struct gsess *g, struct json *j, struct tout *to,
-    const struct gmark *m)
+    const struct gmark *m, int64_t stack, int64_t tid)
 {
 	const struct gschema *sc = NULL;
 	char buf[64];
@@ -3366,19 +3593,28 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 		return;
 	}
 	json_u64(j, cat_index(g, m->category));
-	if (sc == NULL) {
+	if (sc == NULL && stack < 0) {
 		json_null(j);
 	} else {
 		json_obj(j);
-		json_key(j, "type");
-		json_str(j, sc->name);
-		for (uint32_t i = 0; i < sc->nfields && i < m->nvals; i++) {
-			if (sc->f[i].is_type)
+		if (sc != NULL) {
+			json_key(j, "type");
+			json_str(j, sc->name);
+		}
+		for (uint32_t i = 0; sc != NULL && i < sc->nfields &&
+		    i < m->nvals; i++) {
+			/* Ours when there is a backtrace. */
+			if (sc->f[i].is_type || (stack >= 0 &&
+			    (strcmp(sc->f[i].key, "stack") == 0 ||
+			    strcmp(sc->f[i].key, "cause") == 0)))
 				continue;
 			json_key(j, sc->f[i].key);
 			write_field_value(g, j, to, sc->f[i].idx,
 			    sc->f[i].kind, &m->vals[i]);
 		}
+		if (stack >= 0)
+			write_marker_stack(g, j, stack, tid,
+			    gecko_ms(g, m->t0));
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -3497,9 +3733,21 @@ ph_record(void *ctx, const void *rec, size_t n)
 	return 0;
 }
 
+struct otables;
+static void write_stack_rows(struct json *j, const struct otables *o,
+    uint32_t off);
+static void write_frame_rows(struct json *j, const struct otables *o);
+
+/*
+ * @o: the tables of the thread's marker backtraces (NULL: none), written
+ * after the placeholder rows: stack and frame PLACEHOLDER_ROWS on (the
+ * idle rows then always exist).
+ */
+#define PLACEHOLDER_ROWS 2
+
 static void
 write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
-    struct tout *to, const char *tname, double reg)
+    struct tout *to, const char *tname, double reg, const struct otables *o)
 {
 	static const char *const sample_cols[] = { "stack", "time",
 	    "eventDelay" };
@@ -3518,6 +3766,10 @@ write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
 	to->stack_awake = 0;
 	to->frame_awake = 0;
 	to->nstacks = to->nframes = 1;
+	if (o != NULL) {
+		to->stack_idle = to->frame_idle = 1;
+		to->nstacks = to->nframes = PLACEHOLDER_ROWS;
+	}
 	/*
 	 * The state changes, in time order, starting awake at registration.
 	 * With a time window, the state in effect at its start becomes a
@@ -3555,6 +3807,8 @@ write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
 		json_i64(j, to->frame_idle);
 		json_arr_end(j);
 	}
+	if (o != NULL)
+		write_stack_rows(j, o, PLACEHOLDER_ROWS);
 	json_arr_end(j);
 	json_obj_end(j);
 
@@ -3577,6 +3831,8 @@ write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
 		json_u64(j, 0);
 		json_arr_end(j);
 	}
+	if (o != NULL)
+		write_frame_rows(j, o);
 	json_arr_end(j);
 	json_obj_end(j);
 }
@@ -3848,7 +4104,7 @@ write_smp(struct gsess *g, struct json *j, const struct otables *o,
 struct smp_ctx {
 	struct gsess *g;
 	struct json *j;
-	struct otables o;
+	const struct otables *o;
 	size_t emitted;
 	bool have_before, have_first;
 	struct gsmp before, first;      /* last before the window; first */
@@ -3875,28 +4131,60 @@ smp_record(void *ctx, const void *rec, size_t n)
 	}
 	if (t > c->g->win_b)
 		return 1;               /* sorted: nothing more to write */
-	write_smp(c->g, c->j, &c->o, &s, t, s.cpu_ns);
+	write_smp(c->g, c->j, c->o, &s, t, s.cpu_ns);
 	c->emitted++;
 	return 0;
+}
+
+/* Stack rows of @o, every index moved by @off. */
+static void
+write_stack_rows(struct json *j, const struct otables *o, uint32_t off)
+{
+	for (size_t k = 0; k < o->ns; k++) {
+		json_arr(j);
+		if (o->s[k].prefix1 != 0)
+			json_u64(j, o->s[k].prefix1 - 1 + off);
+		else
+			json_null(j);
+		json_u64(j, o->s[k].frame + off);
+		json_arr_end(j);
+	}
+}
+
+/* Frame rows of @o (after others: they hold no frame index). */
+static void
+write_frame_rows(struct json *j, const struct otables *o)
+{
+	for (size_t k = 0; k < o->nf; k++) {
+		json_arr(j);
+		json_u64(j, o->f[k].loc);
+		json_bool(j, false);
+		json_null(j);
+		json_null(j);
+		if (o->f[k].line > 0)
+			json_i64(j, o->f[k].line);
+		else
+			json_null(j);
+		json_null(j);
+		json_u64(j, o->f[k].cat);
+		json_u64(j, 0);
+		json_arr_end(j);
+	}
 }
 
 /*
  * Samples, stackTable and frameTable of a thread the sampler sampled: its
  * SAMPLE/SAME records in time order (the sampler's stream is, but a sort
  * is cheap insurance), each with its CPU time since the previous one.
+ * @o: the thread's tables, built (build_tables) or not (@ok false).
  */
 static void
 write_sampled(struct gsess *g, struct json *j, struct gthread *th,
-    struct tout *to)
+    const struct otables *o, bool ok)
 {
 	static const char *const sample_cols[] = { "stack", "time",
 	    "eventDelay", "threadCPUDelta" };
-	struct smp_ctx c = { .g = g, .j = j };
-	size_t k;
-	bool ok;
-
-	memset(&c.o, 0, sizeof(c.o));
-	ok = build_tables(g, to, th, &c.o) == 0;
+	struct smp_ctx c = { .g = g, .j = j, .o = o };
 
 	json_key(j, "samples");
 	json_obj(j);
@@ -3911,7 +4199,7 @@ write_sampled(struct gsess *g, struct json *j, struct gthread *th,
 	 * (or the first one) as its one sample, so the thread keeps a sample.
 	 */
 	if (ok && c.emitted == 0 && (c.have_before || c.have_first))
-		write_smp(g, j, &c.o, c.have_before ? &c.before : &c.first,
+		write_smp(g, j, o, c.have_before ? &c.before : &c.first,
 		    isfinite(g->win_a) ? g->win_a : g->win_b, 0);
 	json_arr_end(j);
 	json_obj_end(j);
@@ -3921,15 +4209,8 @@ write_sampled(struct gsess *g, struct json *j, struct gthread *th,
 	write_table_schema(j, stack_cols, 2);
 	json_key(j, "data");
 	json_arr(j);
-	for (k = 0; ok && k < c.o.ns; k++) {
-		json_arr(j);
-		if (c.o.s[k].prefix1 != 0)
-			json_u64(j, c.o.s[k].prefix1 - 1);
-		else
-			json_null(j);
-		json_u64(j, c.o.s[k].frame);
-		json_arr_end(j);
-	}
+	if (ok)
+		write_stack_rows(j, o, 0);
 	json_arr_end(j);
 	json_obj_end(j);
 
@@ -3938,24 +4219,10 @@ write_sampled(struct gsess *g, struct json *j, struct gthread *th,
 	write_table_schema(j, frame_cols, 8);
 	json_key(j, "data");
 	json_arr(j);
-	for (k = 0; ok && k < c.o.nf; k++) {
-		json_arr(j);
-		json_u64(j, c.o.f[k].loc);
-		json_bool(j, false);
-		json_null(j);
-		json_null(j);
-		if (c.o.f[k].line > 0)
-			json_i64(j, c.o.f[k].line);
-		else
-			json_null(j);
-		json_null(j);
-		json_u64(j, c.o.f[k].cat);
-		json_u64(j, 0);
-		json_arr_end(j);
-	}
+	if (ok)
+		write_frame_rows(j, o);
 	json_arr_end(j);
 	json_obj_end(j);
-	otables_free(&c.o);
 }
 
 /* One sampler tick's cost: an interval marker on the sampler thread. */
@@ -3993,6 +4260,9 @@ struct mark_ctx {
 	struct gsess *g;
 	struct json *j;
 	struct tout *to;
+	const struct otables *o;        /* NULL: no backtraces */
+	uint32_t stack_off;             /* o's stack rows start here */
+	int64_t tid;
 };
 
 static int
@@ -4005,7 +4275,10 @@ mark_record(void *ctx, const void *rec, size_t n)
 	(void)n;
 	marker_unspill(rec, &m, vals);
 	if (marker_in_win(c->g, &m))
-		write_marker(c->g, c->j, c->to, &m);
+		write_marker(c->g, c->j, c->to, &m, c->o != NULL &&
+		    m.stack1 != 0 && m.stack1 - 1 < c->g->th_nrs ?
+		    (int64_t)c->o->map[m.stack1 - 1] + c->stack_off : -1,
+		    c->tid);
 	return 0;
 }
 
@@ -4033,6 +4306,8 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 	static const char *const marker_cols[] = { "name", "startTime",
 	    "endTime", "phase", "category", "data" };
 	struct tout to;
+	struct otables o;
+	bool tables_ok = false;
 	char namebuf[64];
 	const char *tname;
 	double reg = 0.0;
@@ -4077,16 +4352,24 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 	/*
 	 * Markers as they were recorded (an interval when its end came; the
 	 * front-end sorts them), then the sampler's overhead markers; the
-	 * pauses go on the main thread.
+	 * pauses go on the main thread. The frame and stack tables are built
+	 * before (a marker names its backtrace's stack): the sampler's
+	 * stacks and the backtraces share them.
 	 */
+	memset(&o, 0, sizeof(o));
+	if (th != NULL && th->nrs != 0)
+		tables_ok = build_tables(g, &to, th, &o) == 0;
 	json_key(j, "markers");
 	json_obj(j);
 	write_table_schema(j, marker_cols, 6);
 	json_key(j, "data");
 	json_arr(j);
 	if (th != NULL) {
-		struct mark_ctx mc = { .g = g, .j = j, .to = &to };
+		struct mark_ctx mc = { .g = g, .j = j, .to = &to,
+		    .o = tables_ok ? &o : NULL, .tid = th->tid,
+		    .stack_off = th->nsmp != 0 ? 0 : PLACEHOLDER_ROWS };
 
+		g->th_nrs = th->nrs;
 		spill_get(g, th->ms, mark_record, &mc);
 		spill_get(g, th->ovs, ovh_record, &mc);
 	}
@@ -4098,11 +4381,14 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 	json_arr_end(j);
 	json_obj_end(j);
 
-	/* Real samples where the sampler saw the thread, else placeholders. */
+	/* Real samples where the sampler saw the thread, else placeholders
+	 * (and the backtraces' tables after theirs). */
 	if (th != NULL && th->nsmp != 0)
-		write_sampled(g, j, th, &to);
+		write_sampled(g, j, th, &o, tables_ok);
 	else
-		write_placeholder(g, j, th, &to, tname, reg);
+		write_placeholder(g, j, th, &to, tname, reg,
+		    tables_ok ? &o : NULL);
+	otables_free(&o);
 
 	/* Last: every string interned above. */
 	json_key(j, "stringTable");
@@ -4162,6 +4448,8 @@ membuf_write(void *ctx, const void *p, size_t n)
 
 struct rtprof_gecko_writer {
 	struct json *j;
+	struct rtprof_gecko_note *notes;        /* strings owned */
+	size_t nnotes, notecap;
 	const struct rtprof_gecko_filter *flt;
 	int err;
 	bool top_done;
@@ -4278,6 +4566,9 @@ write_session(struct rtprof_gecko_writer *w, struct gsess *g)
 		w->top_wall_ns = g->start_wall_ns;
 	delta = (double)(g->start_wall_ns - w->top_wall_ns) / 1e6;
 	g->flt = w->flt;
+	g->notes = w->notes;
+	g->nnotes = w->nnotes;
+	g->top = !w->top_done;
 	g->win_a = w->flt != NULL && w->flt->has_from ?
 	    w->flt->from_ms - delta : -INFINITY;
 	g->win_b = w->flt != NULL && w->flt->has_to ?
@@ -4393,9 +4684,45 @@ rtprof_gecko_writer_finish(struct rtprof_gecko_writer *w)
 	}
 	free(w->meta.p);
 	free(w->pids);
+	for (size_t i = 0; i < w->nnotes; i++) {
+		free((char *)w->notes[i].what);
+		free((char *)w->notes[i].dump);
+		free((char *)w->notes[i].program);
+		free((char *)w->notes[i].reason);
+	}
+	free(w->notes);
 	free(j);
 	free(w);
 	return rc;
+}
+
+int
+rtprof_gecko_writer_note(struct rtprof_gecko_writer *w,
+    const struct rtprof_gecko_note *n)
+{
+	struct rtprof_gecko_note c = *n;
+	int err = 0;
+
+	if (n->what == NULL)
+		return -EINVAL;
+	if (w->top_done)
+		return -EBUSY;
+	c.what = dup_opt(n->what, &err);
+	c.dump = dup_opt(n->dump, &err);
+	c.program = dup_opt(n->program, &err);
+	c.reason = dup_opt(n->reason, &err);
+	if (err == 0 && grow((void **)&w->notes, &w->notecap, w->nnotes + 1,
+	    sizeof(*w->notes)) != 0)
+		err = -ENOMEM;
+	if (err != 0) {
+		free((char *)c.what);
+		free((char *)c.dump);
+		free((char *)c.program);
+		free((char *)c.reason);
+		return -ENOMEM;
+	}
+	w->notes[w->nnotes++] = c;
+	return 0;
 }
 
 int
@@ -4463,7 +4790,7 @@ print_session(const struct gsess *g, FILE *out)
 		drop_full += th->dropped_full;
 		drop_nested += th->dropped_nested;
 		fprintf(out, "  tid %" PRId64 " \"%s\"%s%s%s: %" PRIu64
-		    " records, %zu samples", th->tid,
+		    " records, %" PRIu64 " samples", th->tid,
 		    th->name != NULL ? th->name : "",
 		    th->flags & 2 ? " main" : "",
 		    th->flags & 1 ? " real-time" : "",

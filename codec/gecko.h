@@ -46,6 +46,14 @@
  *   stack)". Threads the sampler never sampled keep placeholder samples:
  *   one at registration and one per sleep/wake change, each a single root
  *   frame named after the thread, in the Idle category while asleep.
+ * - A BACKTRACE record (the stack where a "Blocked" call of `rtprof
+ *   record` blocked) gives the marker just before it on its thread a
+ *   stack in that thread's stack table, symbolized like samples (every
+ *   native frame a return address): the marker's data gets "stack" (a
+ *   one-sample backtrace, which the front-end turns into the marker's
+ *   cause, re-based onto its merged stack table) and "cause" {tid, time,
+ *   stack} for tools reading the file. A thread with backtraces and no
+ *   sampler sample has them after its placeholder rows.
  * - The sampler thread is an ordinary thread; its OVERHEAD records are
  *   "ProfilerOverhead" interval markers (with a graph track) and a total
  *   in the gathering log. Counter 65534 is the "Process memory" track.
@@ -160,6 +168,35 @@ size_t rtprof_gecko_sessions(const struct rtprof_gecko *g);
 int rtprof_gecko_writer_new(struct rtprof_gecko_writer **out,
     const struct rtprof_gecko_filter *filter, rtprof_gecko_write_cb write,
     void *ctx);
+
+/*
+ * A note from whoever gathered the dumps (`rtprof record`: a process it
+ * gave up waiting for, a byte cap reached, a process it did not record).
+ * Written in the profileGatheringLog, under "gathering", of the top-level
+ * process (every note) and of each process converted from the dump the
+ * note names (its input name, as given to rtprof_gecko_new()).
+ */
+struct rtprof_gecko_note {
+	const char *what;       /* what happened (required) */
+	const char *dump;       /* the dump it is about; NULL: none */
+	int64_t pid;            /* the process it is about; 0: none */
+	const char *program;    /* that process's name; NULL: none */
+	const char *reason;     /* why, for people; NULL: none */
+	int64_t wall_ns;        /* when (CLOCK_REALTIME, ns); 0: unknown */
+	int64_t bytes;          /* a byte count it is about; -1: none */
+};
+
+/*
+ * rtprof_gecko_writer_note - add @n (copied) to the profile's gathering
+ * log. Its time is written in each process's own ms (relative to its
+ * meta.startTime) and as an ISO 8601 UTC wall clock.
+ *
+ * Context: any thread, before the first rtprof_gecko_writer_add().
+ * Return: 0, -EINVAL (no @n->what), -EBUSY (a session was written) or
+ * -ENOMEM.
+ */
+int rtprof_gecko_writer_note(struct rtprof_gecko_writer *w,
+    const struct rtprof_gecko_note *n);
 
 /*
  * rtprof_gecko_writer_add - write every session of @g (one process each).

@@ -87,6 +87,31 @@ get_field(const unsigned char **p, const unsigned char *e, struct rtprof_val *v)
 	}
 }
 
+/*
+ * @n frames of a SAMPLE or BACKTRACE: a STRREF is a label, a uint64 a
+ * native address; stored when the caller gave arrays.
+ */
+static int
+get_frames(const unsigned char **p, const unsigned char *e, unsigned n,
+    struct rtprof_rec_view *r)
+{
+	r->nframes = n;
+	if (r->label_mask != NULL)
+		memset(r->label_mask, 0, RTPROF_REC_MASK_WORDS * 8);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t v;
+		bool label = e - *p >= 1 && (*p)[0] == 0xd7;
+
+		if (label ? get_ref(p, e, &v) : get_tagged64(p, e, 0xcf, &v))
+			return -1;
+		if (r->frames != NULL)
+			r->frames[i] = v;
+		if (label && r->label_mask != NULL)
+			r->label_mask[i / 64] |= 1ull << (i % 64);
+	}
+	return 0;
+}
+
 int
 rtprof_rec_next(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 {
@@ -100,10 +125,11 @@ rtprof_rec_next(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 		arr = p[0] & 0x0f;
 		p += 1;
 	} else if (p[0] == 0xdc && n >= 4) {
-		/* array16: SAMPLE records only (more than 15 elements). */
+		/* array16: SAMPLE and BACKTRACE records only (they may have
+		 * more than 15 elements). */
 		arr = (unsigned)p[1] << 8 | p[2];
 		p += 3;
-		if (p[0] != RTPROF_REC_SAMPLE)
+		if (p[0] != RTPROF_REC_SAMPLE && p[0] != RTPROF_REC_BACKTRACE)
 			return -EBADMSG;
 	} else {
 		return -EBADMSG;
@@ -182,21 +208,17 @@ rtprof_rec_next(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 			return -EBADMSG;
 		r->tid = (int64_t)id;
 		r->t1 = r->t0;
-		r->nframes = arr - 5;
-		if (r->label_mask != NULL)
-			memset(r->label_mask, 0, RTPROF_REC_MASK_WORDS * 8);
-		for (unsigned i = 0; i < r->nframes; i++) {
-			uint64_t v;
-			bool label = e - p >= 1 && p[0] == 0xd7;
-
-			if (label ? get_ref(&p, e, &v) :
-			    get_tagged64(&p, e, 0xcf, &v))
-				return -EBADMSG;
-			if (r->frames != NULL)
-				r->frames[i] = v;
-			if (label && r->label_mask != NULL)
-				r->label_mask[i / 64] |= 1ull << (i % 64);
-		}
+		if (get_frames(&p, e, arr - 5, r) != 0)
+			return -EBADMSG;
+		break;
+	case RTPROF_REC_BACKTRACE:
+		if (arr < 3 || arr - 3 > RTPROF_REC_MAX_FRAMES ||
+		    get_tagged64(&p, e, 0xcf, &r->t0) ||
+		    get_fixint(&p, e, &r->flags))
+			return -EBADMSG;
+		r->t1 = r->t0;
+		if (get_frames(&p, e, arr - 3, r) != 0)
+			return -EBADMSG;
 		break;
 	case RTPROF_REC_OVERHEAD:
 		if (arr != 7 || get_tagged64(&p, e, 0xcf, &r->t0) ||

@@ -54,7 +54,10 @@ struct rtprof_rec_view {
 	unsigned nvals;       /* REC_TYPED fields */
 	struct rtprof_val vals[RTPROF_REC_MAX_VALS];
 	/* REC_SAMPLE / REC_SAME: the sampled thread, its CPU time since its
-	 * previous sample, RTPROF_SAMPLE_* flags. REC_SAMPLE: nframes frames,
+	 * previous sample, RTPROF_SAMPLE_* flags. REC_BACKTRACE: t0 (the
+	 * start of the marker it belongs to), flags (RTPROF_BACKTRACE_*) and
+	 * frames, all of them return addresses or labels.
+	 * REC_SAMPLE and REC_BACKTRACE: nframes frames,
 	 * outermost first, stored into the caller's arrays when it sets
 	 * `frames` / `label_mask` before decoding (decoders never change these
 	 * two pointers; NULL: checked, not stored). A set bit of label_mask

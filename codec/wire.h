@@ -51,7 +51,9 @@ enum rtprof_rec_kind {
 	RTPROF_REC_SAMPLE = 9,    /* [9, t, tid, cpu_ns, flags, frame...] */
 	RTPROF_REC_SAME = 10,     /* [10, t, tid, cpu_ns, flags] */
 	RTPROF_REC_OVERHEAD = 11, /* [11, t0, t1, lock, threads, counters, n] */
-	RTPROF_REC_KIND_MAX = 11
+	RTPROF_REC_BACKTRACE = 12, /* [12, t, flags, frame...]: the stack of
+	                            * the marker just before it (t: its start) */
+	RTPROF_REC_KIND_MAX = 12
 };
 
 /* SAMPLE / SAME flags. */
@@ -60,7 +62,10 @@ enum rtprof_rec_kind {
 #define RTPROF_SAMPLE_TRUNCATED 0x04 /* deeper than the maximum depth */
 #define RTPROF_SAMPLE_NO_NATIVE 0x08 /* native unwinding failed or timed out */
 
-/* Most frames in one SAMPLE record (native + labels). */
+/* BACKTRACE flags (the bit SAMPLE uses for the same thing). */
+#define RTPROF_BACKTRACE_TRUNCATED 0x04 /* deeper: the root side is missing */
+
+/* Most frames in one SAMPLE or BACKTRACE record (native + labels). */
 #define RTPROF_REC_MAX_FRAMES 128
 
 /* msgpack ext type carrying a static string's address (fixext 8). */

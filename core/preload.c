@@ -19,6 +19,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <poll.h>
 #include <pthread.h>
 #include <alloca.h>
@@ -33,7 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blocked_schema.h"
 #include "core.h"
+#include "../codec/wire.h"
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *,
     void *(*)(void *), void *);
@@ -102,38 +105,234 @@ pthread_create(pthread_t *t, const pthread_attr_t *attr,
  * thread counts as asleep (the sampler repeats its last stack in O(1) and
  * never signals it, so the call is not interrupted with EINTR), and a call
  * of at least 1 us becomes a "Blocked" interval marker {call, fd, bytes}.
+ * A call that blocked at least the threshold (RTPROF_BLOCK_THRESHOLD_US,
+ * default 100 us, "off": never) is followed in the thread's stream by a
+ * BACKTRACE record: the stack where it blocked (docs/wire-format.md).
  * rtprof's own threads (writer: not registered; sampler: flagged) pass
- * straight through. errno is the call's.
+ * straight through, and so do calls made while the wrapper unwinds. errno
+ * is the call's.
  */
 static const rtprof_marker_type *blocked_type;
 static uint64_t min_ticks;      /* 1 us */
+static uint64_t bt_ticks = UINT64_MAX;  /* the threshold; MAX: off */
 static int armed;
+/* Set while this thread unwinds itself: a wrapped call made by the
+ * unwinder passes straight through (no marker, no recursion). */
+static __thread int in_bt __attribute__((tls_model("initial-exec")));
 
-static const struct rtprof_marker_schema blocked_schema = {
-	.name = "Blocked",
-	.category = RTPROF_CAT_IO,
-	.display = RTPROF_DISPLAY_MARKER_CHART | RTPROF_DISPLAY_MARKER_TABLE |
-	    RTPROF_DISPLAY_TIMELINE_FILEIO,
-	.tooltip_label = "{marker.data.call} blocked {marker.duration}",
-	.table_label = "{marker.data.call}(fd {marker.data.fd}): "
-	    "{marker.data.bytes} bytes",
-	.chart_label = "{marker.data.call}",
-	.nfields = 3,
-	.fields = {
-		{ "call", "Call", "string", RTPROF_FIELD_STATIC_STR },
-		{ "fd", "Descriptor", "integer", RTPROF_FIELD_I64 },
-		{ "bytes", "Bytes", "bytes", RTPROF_FIELD_I64 },
-	},
+
+/* ------------------------------------------------------------------ */
+/* The stack where a call blocked                                        */
+
+/*
+ * The wrapper unwinds its own thread after the call returned (the thread
+ * is not a real-time one: it just blocked): libgcc's _Unwind_Backtrace,
+ * the DWARF unwinder C++ exceptions use, which works without frame
+ * pointers (a frame-pointer walk stops at the first function built
+ * without them: most of a -O2 program and of libc) and gives each frame's
+ * CFA, with which labels are merged as the sampler merges them.
+ * Measured on the 2-vCPU x86-64 VM of the tests (-O2, no frame
+ * pointers): 2.3-3.0 us for a 15-frame stack in a loop (150-200 ns a
+ * frame), and 2.9-3.2 us per backtrace_rec() in place (LD_PRELOAD, 20000
+ * blocked calls 9 frames deep, load average 12), record included;
+ * libunwind's cached unw_backtrace takes 0.15-0.25 us for the same 15
+ * frames but gives no stack pointers (no label merging) and is not linked
+ * here. At the default threshold (a call that lost 100 us or more) the
+ * unwind adds at most ~3% to it. The first call (at load, below) is the
+ * expensive one: libgcc finds its tables then.
+ */
+#define BT_MAX_NATIVE 64
+
+/*
+ * libgcc's unwinder interface (the Itanium C++ ABI's "base ABI", level I):
+ * declared here because the compiler's <unwind.h> is shadowed by
+ * core/unwind.h in this target's include path.
+ */
+struct _Unwind_Context;
+typedef enum {
+	BT_URC_NO_REASON = 0,   /* _URC_NO_REASON */
+	BT_URC_END_OF_STACK = 5 /* _URC_END_OF_STACK */
+} bt_reason;
+typedef bt_reason (*bt_trace_fn)(struct _Unwind_Context *, void *);
+extern bt_reason _Unwind_Backtrace(bt_trace_fn, void *);
+extern uintptr_t _Unwind_GetCFA(struct _Unwind_Context *);
+#if defined(__arm__) && !defined(__aarch64__)
+/* ARM EHABI has no _Unwind_GetIP function: its unwind.h reads core
+ * register 15 (pc) with _Unwind_VRS_Get (_UVRSC_CORE = 0, _UVRSD_UINT32
+ * = 0) and clears the Thumb bit; so does this. */
+extern int _Unwind_VRS_Get(struct _Unwind_Context *, int, uint32_t, int,
+    void *);
+
+static uintptr_t
+bt_get_ip(struct _Unwind_Context *ctx)
+{
+	uint32_t v = 0;
+
+	_Unwind_VRS_Get(ctx, 0, 15, 0, &v);
+	return (uintptr_t)(v & ~(uint32_t)1);
+}
+#else
+extern uintptr_t _Unwind_GetIP(struct _Unwind_Context *);
+#define bt_get_ip _Unwind_GetIP
+#endif
+
+/* The text of this library: its frames (wrapper, unwinder) are skipped. */
+static uintptr_t self_lo, self_hi;
+
+struct bt_walk {
+	uint64_t ip[BT_MAX_NATIVE];
+	uint64_t cfa[BT_MAX_NATIVE];
+	int n;
+	int skip;               /* frames of this library still leading */
+	int truncated;
+	uint64_t cfa_prev;      /* CFA of the last frame seen */
 };
+
+static bt_reason
+bt_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct bt_walk *w = arg;
+	uint64_t ip = (uint64_t)bt_get_ip(ctx);
+	uint64_t cfa = (uint64_t)_Unwind_GetCFA(ctx);
+
+	if (ip == 0)
+		return BT_URC_END_OF_STACK;
+	if (w->skip && ip >= self_lo && ip < self_hi) {
+		w->cfa_prev = cfa;
+		return BT_URC_NO_REASON;
+	}
+	w->skip = 0;
+	if (w->n == BT_MAX_NATIVE) {
+		w->truncated = 1;
+		return BT_URC_END_OF_STACK;
+	}
+	/* A frame's SP is the CFA of the frame it called. */
+	w->ip[w->n] = ip;
+	w->cfa[w->n++] = w->cfa_prev;
+	w->cfa_prev = cfa;
+	return BT_URC_NO_REASON;
+}
+
+/* dl_iterate_phdr: the executable segments of the module at @data. */
+static int
+self_range(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	if ((uintptr_t)info->dlpi_addr != (uintptr_t)data)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (self_lo == 0 || a < self_lo)
+			self_lo = a;
+		if (a + ph->p_memsz > self_hi)
+			self_hi = a + ph->p_memsz;
+	}
+	return 1;
+}
+
+/*
+ * A BACKTRACE record after the marker that started at @t0: the caller's
+ * native frames (this library's skipped) merged with the thread's labels,
+ * outermost first. Context: @th's own thread, after a blocking call.
+ */
+static __attribute__((noinline)) void
+backtrace_rec(struct rtprof__thread *th, uint64_t t0)
+{
+	struct bt_walk w;
+	uint64_t frames[RTPROF_REC_MAX_FRAMES];
+	unsigned char is_label[RTPROF_REC_MAX_FRAMES];
+	unsigned k = 0, li = 0, nl, arr;
+	unsigned char *p;
+
+	w.n = 0;
+	w.skip = 1;
+	w.truncated = 0;
+	w.cfa_prev = 0;
+	in_bt = 1;
+	_Unwind_Backtrace(bt_frame, &w);
+	in_bt = 0;
+	/* The owner reads its own label stack: no sequence needed. */
+	nl = atomic_load_explicit(&th->label_depth, memory_order_relaxed);
+	if (nl > RTPROF_MAX_LABELS)
+		nl = RTPROF_MAX_LABELS;
+	/* Outermost first; a label follows the outermost frame whose SP is at
+	 * or below the SP it was pushed at (core/sampler.c, merge()). */
+	for (int i = w.n - 1; i >= 0 && k < RTPROF_REC_MAX_FRAMES; i--) {
+		frames[k] = w.ip[i];
+		is_label[k++] = 0;
+		while (li < nl && k < RTPROF_REC_MAX_FRAMES &&
+		    th->label_sp[li] >= w.cfa[i]) {
+			frames[k] = (uint64_t)(uintptr_t)atomic_load_explicit(
+			    &th->labels[li++], memory_order_relaxed);
+			is_label[k++] = 1;
+		}
+	}
+	while (li < nl && k < RTPROF_REC_MAX_FRAMES) {
+		frames[k] = (uint64_t)(uintptr_t)atomic_load_explicit(
+		    &th->labels[li++], memory_order_relaxed);
+		is_label[k++] = 1;
+	}
+	/* [12, t0, flags, frame...], always an array16 (as SAMPLE). */
+	p = rtprof__open(14 + (size_t)k * 10);
+	if (p == NULL)
+		return;
+	arr = 3 + k;
+	p[0] = 0xdc;
+	p[1] = (unsigned char)(arr >> 8);
+	p[2] = (unsigned char)arr;
+	p[3] = RTPROF_REC_BACKTRACE;
+	p = rtprof__put_u64(p + 4, 0xcf, t0);
+	*p++ = w.truncated ? RTPROF_BACKTRACE_TRUNCATED : 0;
+	for (unsigned i = 0; i < k; i++)
+		p = is_label[i] ? rtprof__put_ptr(p,
+		    (const void *)(uintptr_t)frames[i]) :
+		    rtprof__put_u64(p, 0xcf, frames[i]);
+	rtprof__close(p);
+}
+
+/* RTPROF_BLOCK_THRESHOLD_US: microseconds, or "off". */
+static void
+threshold_init(void)
+{
+	const char *v = getenv("RTPROF_BLOCK_THRESHOLD_US");
+	double us = 100.0;
+	char *end;
+
+	if (v != NULL && strcmp(v, "off") == 0)
+		return;
+	if (v != NULL && *v != '\0') {
+		double d = strtod(v, &end);
+
+		if (end != v && *end == '\0' && d >= 0 && d < 1e12)
+			us = d;
+	}
+	bt_ticks = (uint64_t)(us * rtprof_ticks_per_second() / 1e6);
+}
 
 /* Context: the dynamic loader, after librtprof's constructor. */
 __attribute__((constructor)) static void
 preload_init(void)
 {
-	blocked_type = rtprof_marker_type_declare(&blocked_schema);
+	Dl_info self;
+
+	blocked_type = rtprof_marker_type_declare(&rtprof__blocked_schema);
 	min_ticks = (uint64_t)(rtprof_ticks_per_second() / 1e6);
 	if (min_ticks == 0)
 		min_ticks = 1;
+	if (dladdr((void *)preload_init, &self) != 0)
+		dl_iterate_phdr(self_range, self.dli_fbase);
+	threshold_init();
+	if (bt_ticks != UINT64_MAX) {
+		/* Once now: libgcc loads and finds its tables at the first
+		 * unwind, which a wrapper may run in a signal handler. */
+		struct bt_walk w = { .skip = 0 };
+
+		_Unwind_Backtrace(bt_frame, &w);
+	}
 	armed = blocked_type != NULL;
 }
 
@@ -148,7 +347,8 @@ blk_begin(struct blk *b)
 {
 	struct rtprof__thread *th = rtprof__tls.thread;
 
-	if (!armed || th == NULL || (th->flags & RTPROF_THREAD_SAMPLER))
+	if (!armed || th == NULL || (th->flags & RTPROF_THREAD_SAMPLER) ||
+	    in_bt)
 		return 0;
 	b->th = th;
 	b->t0 = rtprof_now();
@@ -173,6 +373,9 @@ blk_end(struct blk *b, const char *call, int64_t fd, int64_t bytes)
 		rtprof_put_i64(&r, fd);
 		rtprof_put_i64(&r, bytes);
 		rtprof_marker_close(&r);
+		/* Right after its marker, in the same stream. */
+		if (t1 - b->t0 >= bt_ticks)
+			backtrace_rec(b->th, b->t0);
 	}
 	errno = saved;
 }

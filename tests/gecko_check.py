@@ -70,8 +70,12 @@ What is checked (see RULES below for the ids):
                 name a marker schema (warning: the front-end shows such markers without one);
                 unique-string / flow-id / terminating-flow-id fields are string indexes;
                 numeric formats hold numbers (warning); a `stack` field is a one-sample
-                backtrace whose stack index is valid; unpaired phase 2/3 markers and markers
-                outside the visible range are warnings.
+                backtrace whose stack index is valid; a `cause` {stack, time?, tid?} has a
+                valid stack index, comes with a `stack` backtrace (the front-end rebuilds
+                `cause` from it, re-based onto its merged stack table; a `cause` alone is not
+                re-based, so it is only right for the first thread: warning) naming the same
+                stack; unpaired phase 2/3 markers and markers outside the visible range are
+                warnings.
   markerSchema  name, display (allowed places), data ({key, label?, format (allowed),
                 searchable?, hidden?} or {label, value}), graphs [{key among the data keys,
                 type, color}], labels using {marker.name|duration|data.KEY} (warnings).
@@ -232,6 +236,9 @@ RULES = {
     "marker-field-format": ("warning", "numeric-format fields hold numbers"),
     "marker-stack": ("error", "a backtrace `stack` {samples: {schema, data}} has a valid stack"),
     "marker-stack-shape": ("warning", "a `stack` field is a backtrace (else a plain field)"),
+    "marker-cause": ("error", "a `cause` is {stack: valid stack index, time?: number, tid?: int}"),
+    "marker-cause-alone": ("warning", "a `cause` comes with its `stack` backtrace (re-based)"),
+    "marker-cause-mismatch": ("error", "`cause.stack` is the stack of the `stack` backtrace"),
     "markers-out-of-range": ("warning", "markers lie inside the profile's visible time range"),
     # marker schemas
     "schema-entry": ("error", "markerSchema entry: object with a non-empty string name"),
@@ -1004,8 +1011,38 @@ class _Checker:
                 elif fmt in NUMERIC_FORMATS and not _is_num(v):
                     self.warn(f"{rpath}.data.{key}", "marker-field-format",
                               f"format {fmt!r} expects a number, got {_desc(v)}")
+        bt = None
         if "stack" in data:
-            self._check_marker_stack(data["stack"], f"{rpath}.data.stack", nstacks)
+            bt = self._check_marker_stack(data["stack"], f"{rpath}.data.stack", nstacks)
+        if "cause" in data:
+            self._check_marker_cause(data["cause"], f"{rpath}.data.cause", nstacks,
+                                     "stack" in data, bt)
+
+    def _check_marker_cause(self, cause, cpath, nstacks, has_stack, bt):
+        """`cause` as tools reading the file see it (the front-end only keeps it when no
+        backtrace `stack` replaces it): {stack, time?, tid?}."""
+        if not isinstance(cause, dict):
+            self.err(cpath, "marker-cause", f"must be an object, got {_desc(cause)}")
+            return
+        if "stack" not in cause:
+            self.err(cpath, "marker-cause", "has no `stack` (a stackTable index)")
+        else:
+            self._check_index(cause["stack"], nstacks, f"{cpath}.stack", "marker-cause",
+                              "stack", nullable=False)
+        if "time" in cause and cause["time"] is not None and not _is_num(cause["time"]):
+            self.err(f"{cpath}.time", "marker-cause", f"must be a number, got {_desc(cause['time'])}")
+        if "tid" in cause and cause["tid"] is not None and not _is_int(cause["tid"]):
+            self.err(f"{cpath}.tid", "marker-cause", f"must be an integer, got {_desc(cause['tid'])}")
+        if not has_stack:
+            self.warn(cpath, "marker-cause-alone",
+                      "no `stack` backtrace next to it: the front-end keeps this index as is "
+                      "while it merges every thread's stack table into one, so it points at "
+                      "another thread's stack (except in the first thread); write the "
+                      "backtrace as `stack` {samples: {schema, data: [[stack, time]]}}")
+        elif bt is not None and cause.get("stack") != bt:
+            self.err(f"{cpath}.stack", "marker-cause-mismatch",
+                     f"{_desc(cause.get('stack'))}, but the `stack` backtrace names stack "
+                     f"{bt} (the front-end shows that one)")
 
     def _check_marker_stack(self, stack, spath, nstacks):
         samples = stack.get("samples") if isinstance(stack, dict) else None
@@ -1026,13 +1063,14 @@ class _Checker:
             return
         row = t.rows[0]
         if type(row) is not list:
-            return
+            return None
         s = t.getter("stack")(row)
         self._check_index(s, nstacks, f"{spath}.samples.data[0]", "marker-stack", "stack")
         tv = t.getter("time")(row)
         if not _is_num(tv):
             self.err(f"{spath}.samples.data[0]", "marker-stack",
                      f"time must be a number, got {_desc(tv)}")
+        return s
 
     # -- whole profile --------------------------------------------------------------------
     def check(self, profile):

@@ -767,6 +767,44 @@ class Markers(RuleTest):
             "tid": 4242, "samples": {"schema": {"stack": 0, "time": 1}, "data": [[2, 1.0]]}}
         self.assertEqual(gecko_check.check(p), [])
 
+    def test_marker_cause_with_its_backtrace(self):
+        p = minimal()
+        t0(p)["markers"]["data"][0][5]["stack"] = {
+            "tid": 4242, "samples": {"schema": {"stack": 0, "time": 1}, "data": [[2, 1.0]]}}
+        t0(p)["markers"]["data"][0][5]["cause"] = {"tid": 4242, "time": 1.0, "stack": 2}
+        self.assertEqual(gecko_check.check(p), [])
+
+    def test_marker_cause_bad_stack_index(self):
+        p = minimal()
+        t0(p)["markers"]["data"][0][5]["stack"] = {
+            "samples": {"schema": {"stack": 0, "time": 1}, "data": [[2, 1.0]]}}
+        t0(p)["markers"]["data"][0][5]["cause"] = {"time": 1.0, "stack": 3}
+        self.assertRule(p, "marker-cause", "threads[0].markers.data[0].data.cause.stack")
+
+    def test_marker_cause_without_stack(self):
+        p = minimal()
+        t0(p)["markers"]["data"][0][5]["cause"] = {"time": 1.0}
+        self.assertRule(p, "marker-cause", "threads[0].markers.data[0].data.cause")
+
+    def test_marker_cause_time_string(self):
+        p = minimal()
+        t0(p)["markers"]["data"][0][5]["cause"] = {"time": "1 ms", "stack": 1}
+        self.assertRule(p, "marker-cause", "threads[0].markers.data[0].data.cause.time")
+
+    def test_marker_cause_alone(self):
+        p = minimal()
+        t0(p)["markers"]["data"][0][5]["cause"] = {"time": 1.0, "stack": 1}
+        self.assertRule(p, "marker-cause-alone", "threads[0].markers.data[0].data.cause",
+                        level="warning")
+
+    def test_marker_cause_mismatch(self):
+        p = minimal()
+        t0(p)["markers"]["data"][0][5]["stack"] = {
+            "samples": {"schema": {"stack": 0, "time": 1}, "data": [[2, 1.0]]}}
+        t0(p)["markers"]["data"][0][5]["cause"] = {"time": 1.0, "stack": 1}
+        self.assertRule(p, "marker-cause-mismatch",
+                        "threads[0].markers.data[0].data.cause.stack")
+
     def test_marker_stack_shape_text(self):
         p = minimal()
         t0(p)["markers"]["data"][0][5]["stack"] = "main > compute_sum"

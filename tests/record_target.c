@@ -16,7 +16,9 @@
  * mode `child` (the pre-exec image's data must survive the exec).
  *
  * `record_target io`: exactly 100 fsync(2) calls and 10 sleeps of 5 ms
- * on the main thread.
+ * on the main thread, from known functions: io_main > io_fsyncs >
+ * io_sync_one calls write and fsync; io_main > io_naps > io_nap_one calls
+ * nap_ms (nanosleep). The stacks where they blocked name them.
  *
  * `record_target split`: a "cruncher" spends ~30% of its time in hot_a
  * and ~70% in hot_b (by work, for ~1.5 s).
@@ -105,6 +107,13 @@ worker(void *arg)
 	return NULL;
 }
 
+/* `io`: the known functions whose stacks the blocked calls carry. */
+__attribute__((noinline)) void io_sync_one(int fd);
+__attribute__((noinline)) void io_fsyncs(int fd);
+__attribute__((noinline)) void io_nap_one(void);
+__attribute__((noinline)) void io_naps(void);
+__attribute__((noinline)) int io_main(void);
+
 static int pfd[2];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -157,6 +166,55 @@ block_main(void)
 	return 0;
 }
 
+/* Not tail calls: each function keeps its frame (and its name) in the
+ * stack of the call it makes. */
+__attribute__((noinline)) void
+io_sync_one(int fd)
+{
+	if (write(fd, "x", 1) != 1 || fsync(fd) != 0)
+		abort();
+	__asm__ __volatile__("" ::: "memory");
+}
+
+__attribute__((noinline)) void
+io_fsyncs(int fd)
+{
+	for (int i = 0; i < 100; i++)
+		io_sync_one(fd);
+	__asm__ __volatile__("" ::: "memory");
+}
+
+__attribute__((noinline)) void
+io_nap_one(void)
+{
+	nap_ms(5);
+	__asm__ __volatile__("" ::: "memory");
+}
+
+__attribute__((noinline)) void
+io_naps(void)
+{
+	for (int i = 0; i < 10; i++)
+		io_nap_one();
+	__asm__ __volatile__("" ::: "memory");
+}
+
+__attribute__((noinline)) int
+io_main(void)
+{
+	char path[] = "/tmp/record-target-io-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return 1;
+	unlink(path);
+	io_fsyncs(fd);
+	close(fd);
+	io_naps();
+	__asm__ __volatile__("" ::: "memory");
+	return 0;
+}
+
 extern char **environ;
 
 static int
@@ -190,21 +248,8 @@ main(int argc, char **argv)
 		pthread_join(a, NULL);
 		return 0;
 	}
-	if (argc > 1 && strcmp(argv[1], "io") == 0) {
-		char path[] = "/tmp/record-target-io-XXXXXX";
-		int fd = mkstemp(path);
-
-		if (fd < 0)
-			return 1;
-		unlink(path);
-		for (int i = 0; i < 100; i++)
-			if (write(fd, "x", 1) != 1 || fsync(fd) != 0)
-				return 1;
-		close(fd);
-		for (int i = 0; i < 10; i++)
-			nap_ms(5);
-		return 0;
-	}
+	if (argc > 1 && strcmp(argv[1], "io") == 0)
+		return io_main();
 	if (argc > 1 && strcmp(argv[1], "exec") == 0) {
 		char *args[] = { argv[0], "child", NULL };
 

@@ -12,7 +12,10 @@
   outer_work calls inner_work.
 - Calls that block (read on a pipe, nanosleep, a contended mutex, fsync)
   are "Blocked" markers with the call's name, as long as the blocking, and
-  the thread's samples meanwhile are idle.
+  the thread's samples meanwhile are idle. A marker carries the stack
+  where the call blocked (data.cause.stack, and data.stack for the
+  front-end) exactly when the call lasted at least the threshold (default
+  100 us); the long ones name the function that made the call.
 - Processes started with posix_spawn get their own dumps (the launcher
   passes them a descriptor over RTPROF_SOCK) and are processes of the one
   profile; an exec keeps the data of the image before it (2 processes);
@@ -21,10 +24,19 @@
   gives every process, the stopped one reported incomplete, in bounded
   time.
 - Known hot functions (30/70 by work): summarize's top self functions
-  agree within 10 points. Exactly 100 fsyncs and 10 sleeps of 5 ms:
-  summarize counts 100 fsync calls and 10 nanosleeps totalling 50-80 ms.
+  agree within 10 points. Exactly 100 fsyncs and 10 sleeps of 5 ms from
+  known functions (--block-threshold 0: every call carries its stack):
+  summarize counts 100 fsync calls and 10 nanosleeps totalling 50-80 ms;
+  by stack, the 100 fsyncs are under io_sync_one < io_fsyncs and the
+  sleeps under io_nap_one, none without a stack; the converted profile
+  gives the same summary, and its Blocked markers' cause.stack name the
+  same functions.
 - --max-bytes: a program recording far more stops at the cap, which the
-  gathering log reports.
+  gathering log reports. --max-total-bytes: the dumps of three processes
+  together stay under the cap, the program is not disturbed, and the
+  gathering log says the cap was reached and which dump it cut.
+- The stopped process of the three-process script is named in the
+  gathering log: pid, program, why ("stopped"), when.
 - rtprof summarize: the blocked calls with their time, CPU time per
   thread, inner_work on top by self samples; --folded gives flame-graph
   stacks with outer_work;inner_work.
@@ -40,6 +52,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gecko_testlib import check, load, markers  # noqa: E402
+from summarize_testlib import func, parse_summary, stack_names  # noqa: E402
 
 RTPROF, TARGET, SRC, DIR = sys.argv[1:5]
 
@@ -59,6 +72,23 @@ def frames_of(th):
             s = srow[sk["schema"]["prefix"]]
         out.append(list(reversed(names)))
     return out
+
+
+def summary(path, *opts):
+    r = subprocess.run([RTPROF, "summarize", *opts, path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    text = r.stdout.decode()
+    check(r.returncode == 0, f"summarize {path}: exit {r.returncode}: "
+          f"{r.stderr.decode()}")
+    return text, parse_summary(text)
+
+
+def near(a, b):
+    return abs(a - b) <= 0.01 + 0.002 * max(abs(a), abs(b))
+
+
+def gathering(lg):
+    return lg.get("gathering") or []
 
 
 def main():
@@ -120,6 +150,22 @@ def main():
                  for row in th["samples"]["data"]]
     check(leaf_cats.count(idle) >= 0.5 * len(leaf_cats),
           f"blocker: {leaf_cats.count(idle)} idle of {len(leaf_cats)} samples")
+    # The default threshold, 100 us: a marker has the stack where the call
+    # blocked exactly when it lasted that long (0.5 us of slack for the
+    # tick -> ms conversion); the long calls' stacks name their caller.
+    for th in p["threads"]:
+        for m in markers(th):
+            if m["name"] != "Blocked":
+                continue
+            dur, d = m["end"] - m["start"], m["data"]
+            if abs(dur - 0.1) > 0.0005:
+                check(("cause" in d) == (dur >= 0.1), f"block: a {dur:.4f} "
+                      f"ms {d['call']} {'has' if 'cause' in d else 'lacks'} "
+                      "a backtrace (threshold 0.1 ms)")
+            if th["name"] == "blocker" and dur >= 30:
+                check("cause" in d, f"block: {d['call']} without a stack")
+                names = [func(n) for n in stack_names(th, d["cause"]["stack"])]
+                check("blocker" in names, f"block: {d['call']} stack {names}")
 
     # rtprof summarize on both dumps: blocked time by call, CPU per
     # thread, top self functions; --folded stacks.
@@ -192,23 +238,68 @@ def main():
     print(f"test_record: hot_a {share:.3f} of hot_a + hot_b", file=sys.stderr)
     check(abs(share - 0.3) <= 0.1, f"split: hot_a {share:.3f}, want 0.3")
 
-    # Exactly 100 fsyncs and 10 sleeps of 5 ms: summarize counts them.
-    r = subprocess.run([RTPROF, "record", "-o",
-                        os.path.join(DIR, "io.json.gz"), "--", TARGET, "io"],
+    # Exactly 100 fsyncs and 10 sleeps of 5 ms, from known functions:
+    # summarize counts them, by call and by stack (--block-threshold 0:
+    # every call carries the stack where it blocked).
+    io_prof = os.path.join(DIR, "io.json.gz")
+    r = subprocess.run([RTPROF, "record", "-o", io_prof, "--block-threshold",
+                        "0", "--", TARGET, "io"],
                        stderr=subprocess.PIPE, timeout=60)
     check(r.returncode == 0, f"io: exit {r.returncode}")
-    r = subprocess.run([RTPROF, "summarize", os.path.join(DIR, "io.rtprof")],
-                       stdout=subprocess.PIPE)
-    rows = {ln.split()[0]: ln.split() for ln in r.stdout.decode().splitlines()
-            if ln.startswith("  ") and len(ln.split()) == 5}
-    check("fsync" in rows and int(rows["fsync"][1]) == 100,
-          f"io: fsync row {rows.get('fsync')}")
+    text, sd = summary(os.path.join(DIR, "io.rtprof"))
+    rows = sd["calls"]
+    check("fsync" in rows and rows["fsync"][0] == 100,
+          f"io: fsync row {rows.get('fsync')}\n{text}")
     # A sampling signal sent just before the thread entered a sleep can
     # interrupt it (EINTR): the program sleeps again for the rest, one
     # more call for the same 5 ms.
-    check("nanosleep" in rows and 10 <= int(rows["nanosleep"][1]) <= 13 and
-          50 <= float(rows["nanosleep"][2]) < 80,
-          f"io: nanosleep row {rows.get('nanosleep')}")
+    check("nanosleep" in rows and 10 <= rows["nanosleep"][0] <= 13 and
+          50 <= rows["nanosleep"][1] < 80,
+          f"io: nanosleep row {rows.get('nanosleep')}\n{text}")
+    by = {}
+    for call, n, total, frames in sd["stacks"]:
+        c = by.setdefault(call, [0, 0.0])
+        c[0] += n
+        c[1] += total
+        if call == "fsync":
+            check(frames[:3] == ["io_sync_one", "io_fsyncs", "io_main"],
+                  f"io: an fsync stack {frames}")
+        if call == "nanosleep":
+            check("io_nap_one" in frames and "io_naps" in frames,
+                  f"io: a nanosleep stack {frames}")
+    check(by.get("fsync", [0])[0] == 100 and
+          by.get("nanosleep", [0])[0] == rows["nanosleep"][0] and
+          50 <= by["nanosleep"][1] < 80 and sd["nostack"][0] == 0,
+          f"io: by stack {by}, {sd['nostack']} without\n{text}")
+    # The same summary from the converted profile.
+    ptext, sp = summary(io_prof)
+    check(set(sp["calls"]) == set(rows) and all(
+          sp["calls"][c][0] == rows[c][0] and near(sp["calls"][c][1],
+                                                  rows[c][1]) for c in rows),
+          f"io: the profile's summary differs:\n{text}\n{ptext}")
+    check(sorted((c, n, tuple(f)) for c, n, _, f in sp["stacks"]) ==
+          sorted((c, n, tuple(f)) for c, n, _, f in sd["stacks"]) and
+          sp["nostack"][0] == 0,
+          f"io: the profile's by-stack differs:\n{text}\n{ptext}")
+    # Its Blocked markers carry cause.stack naming the known functions.
+    g = subprocess.run([sys.executable, os.path.join(SRC, "gecko_check.py"),
+                        io_prof])
+    check(g.returncode == 0, "gecko_check.py rejects the io profile")
+    main_th = [t for t in load(io_prof)["threads"] if t["name"] == "GeckoMain"]
+    seen = {}
+    for m in markers(main_th[0]):
+        if m["name"] != "Blocked" or m["data"]["call"] not in ("fsync",
+                                                               "nanosleep"):
+            continue
+        call = m["data"]["call"]
+        check("cause" in m["data"], f"io: a {call} marker without cause")
+        names = [func(n) for n in stack_names(main_th[0],
+                                              m["data"]["cause"]["stack"])]
+        want = "io_sync_one" if call == "fsync" else "io_nap_one"
+        check(want in names, f"io: {call} cause stack {names}")
+        seen[call] = seen.get(call, 0) + 1
+    check(seen.get("fsync") == 100 and seen.get("nanosleep", 0) >= 10,
+          f"io: Blocked markers with a cause {seen}")
 
     # exec: the image before it keeps its data (stopped before the exec),
     # the image after it gets its own dump: 2 processes, both crunching.
@@ -267,6 +358,19 @@ wait $a $b
     logs = [pr["profileGatheringLog"] for pr in procs]
     inc = [lg for lg in logs if "incomplete" in json.dumps(lg)]
     check(len(inc) == 1, f"three: {len(inc)} processes reported incomplete")
+    # The launcher gave up on it and says so: which process, why, when (in
+    # the top-level log and in the stopped process's own).
+    with open(os.path.join(DIR, "stopped.pid")) as f:
+        stopped = int(f.read())
+    for lg in (logs[0], inc[0]):
+        gave = [n for n in gathering(lg) if n.get("pid") == stopped]
+        check(len(gave) == 1 and gave[0].get("program") == "sh" and
+              "stopped" in gave[0].get("reason", "") and
+              isinstance(gave[0].get("time"), (int, float)) and
+              gave[0].get("wallClock") and gave[0].get("dump"),
+              f"three: the gathering log on pid {stopped}: {gathering(lg)}")
+    check(not [n for n in gathering(logs[0]) if n.get("pid") != stopped],
+          f"three: gave up on others too: {gathering(logs[0])}")
     print(f"test_record: three processes in {took:.1f} s", file=sys.stderr)
 
     # A byte cap per process: the dump stops at it, and it is reported.
@@ -279,6 +383,34 @@ wait $a $b
     lg = load(out8)["profileGatheringLog"]
     check('"limitReached": true' in json.dumps(lg),
           f"cap: the gathering log does not report the cap: {lg}")
+
+    # A cap on all dumps together: three processes (~100 kB of dumps
+    # without it) stay under 30000 bytes; the program runs as usual; the
+    # gathering log says the cap was reached and which dump it cut.
+    out9 = os.path.join(DIR, "total.json.gz")
+    r = subprocess.run([RTPROF, "record", "-o", out9, "--max-total-bytes",
+                        "30000", "--", TARGET, "spawn"],
+                       stderr=subprocess.PIPE, timeout=60)
+    check(r.returncode == 0, f"total: exit {r.returncode}: "
+          f"{r.stderr.decode()}")
+    sizes = {f: os.path.getsize(os.path.join(DIR, f))
+             for f in os.listdir(DIR)
+             if f.startswith("total.") and f.endswith(".rtprof")}
+    check(0 < sum(sizes.values()) <= 30000,
+          f"total: dumps {sizes}, {sum(sizes.values())} bytes, cap 30000")
+    g = subprocess.run([sys.executable, os.path.join(SRC, "gecko_check.py"),
+                        out9])
+    check(g.returncode == 0, "gecko_check.py rejects the capped profile")
+    notes = gathering(load(out9)["profileGatheringLog"])
+    what = [n["what"] for n in notes]
+    check("total byte cap reached" in what and
+          any(n["what"] == "dump cut by the total byte cap" and
+              n.get("dump") and n.get("pid") for n in notes) and
+          all(n.get("bytes") == 30000 for n in notes
+              if n["what"].startswith("total byte cap")),
+          f"total: the gathering log {notes}")
+    print(f"test_record: total cap: dumps {sorted(sizes.values())}",
+          file=sys.stderr)
 
     # fork() without exec: the child is not recorded, and its exit does
     # not hang (no writer thread in it to wait for).

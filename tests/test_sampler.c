@@ -462,11 +462,18 @@ check_chain(const struct tsamples *ts)
 	size_t full = 0, in[3] = { 0, 0, 0 }, ordered = 0, rooted = 0;
 	size_t degraded = 0;
 	int printed = 0;
+	uint64_t cpu = 0, t0 = 0, t1 = 0;
+	double ran;
 
 	for (size_t k = 0; k < ts->n; k++) {
 		const struct smp *s = &ts->v[k];
 		int a, b, c, la, lb;
 
+		if (k > 0)      /* CPU used since the previous sample */
+			cpu += s->cpu;
+		if (t0 == 0)
+			t0 = s->t;
+		t1 = s->t;
 		if (s->kind != RTPROF_REC_SAMPLE)
 			continue;
 		if (s->flags & RTPROF_SAMPLE_NO_NATIVE) {
@@ -501,12 +508,20 @@ check_chain(const struct tsamples *ts)
 	    in[2], ordered, rooted, degraded);
 	RTPROF_CHECK_GT(full, CHAIN_SAMPLES * 3 / 4);
 	/*
-	 * Most samples of a busy thread carry native frames. Not under
-	 * TSan: it runs a handler only at the thread's next interceptor,
-	 * and a busy loop has none, so most asks time out (the test runs
-	 * until CHAIN_SAMPLES answered, however many that takes).
+	 * Most samples of a busy thread carry native frames, when it gets
+	 * a CPU: a thread that waits for one cannot answer within the tick
+	 * (CI, compiling beside the test, saw the chain run ~half of the
+	 * time and 1789 of 2989 samples time out). Not under TSan either:
+	 * it runs a handler only at the thread's next interceptor, and a
+	 * busy loop has none (the test runs until CHAIN_SAMPLES answered,
+	 * however many that takes).
 	 */
-	if (getenv("RTPROF_TEST_TSAN") == NULL)
+	ran = t1 > t0 ? (double)cpu / ((double)(t1 - t0) / D.tps * 1e9) : 0;
+	/* The test's own busy threads (chain, masked, rt) share 2 CPUs
+	 * here: 79-90% is usual, 66% already meant 46% timed out. */
+	fprintf(stderr, "chain ran %.0f%% of the wall time%s\n", ran * 100,
+	    ran > 0.75 ? "" : ": overloaded, native-frame share not checked");
+	if (getenv("RTPROF_TEST_TSAN") == NULL && ran > 0.75)
 		RTPROF_CHECK_LT(degraded, full);
 	{
 		double tot = (double)(in[0] + in[1] + in[2]);

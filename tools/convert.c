@@ -337,6 +337,15 @@ tool_convert(const char *prog, char **in, int nin,
 				rtprof_gecko_free(g);
 				goto fail;
 			}
+			for (size_t k = 0; k < o->nnotes; k++) {
+				if (rtprof_gecko_writer_note(w,
+				    &o->notes[k]) == -ENOMEM) {
+					fprintf(stderr, "%s: out of memory\n",
+					    prog);
+					rtprof_gecko_free(g);
+					goto fail;
+				}
+			}
 		}
 		rc = rtprof_gecko_writer_add(w, g);
 		if (rc == 0 && rtprof_gecko_problems(g) != 0) {

@@ -30,6 +30,10 @@ struct tool_convert_opts {
 	struct rtprof_gecko_symbols sym;
 	const char **threads;           /* filter.threads, argc entries */
 	const char **debug_dirs;        /* sym.debug_dirs, argc entries */
+	/* Gathering notes for the profile (rtprof_gecko_writer_note);
+	 * the caller's, NULL: none. */
+	const struct rtprof_gecko_note *notes;
+	size_t nnotes;
 };
 
 /*

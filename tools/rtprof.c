@@ -3,7 +3,7 @@
  *
  *   rtprof view [options] FILE...    dumps or a profile -> Firefox Profiler
  *   rtprof record [OPTIONS] -- CMD...       (tools/record.c)
- *   rtprof summarize [OPTIONS] DUMP...     (tools/summarize.c)
+ *   rtprof summarize [OPTIONS] FILE...     (tools/summarize.c)
  *   rtprof capture INPUT -o DIR           (tools/capture.c)
  *   rtprof help [COMMAND]
  *
@@ -112,7 +112,7 @@ usage(FILE *f)
 	    "                   TCP, Unix socket, stdin) into files, one per\n"
 	    "                   session, skipping damage\n"
 	    "  summarize        blocked time, CPU per thread, top functions\n"
-	    "                   of dumps (--folded: flame-graph stacks)\n"
+	    "                   of dumps or profiles (--folded: stacks)\n"
 	    "  help [COMMAND]   this help, or a command's\n"
 	    "'" PROG " COMMAND --help' also prints a command's help.\n");
 }

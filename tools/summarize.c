@@ -1,32 +1,54 @@
 /*
- * summarize.c - `rtprof summarize`: a dump read for people.
+ * summarize.c - `rtprof summarize`: dumps or profiles read for people.
  *
- *   rtprof summarize [--top N] [--folded] [--sysroot DIR] DUMP...
+ *   rtprof summarize [--top N] [--folded] [--sysroot DIR] FILE...
  *
- * Reads dumps with the codec's reader (no profile is built) and prints:
- * time blocked by call ("Blocked" markers of `rtprof record`: count, total,
- * mean, longest), CPU time per thread (the sampler's CPU deltas), and the
- * top functions by self samples (the leaf frame of each sample, symbolized
- * like the converter does); with --folded, folded stacks instead ("a;b;c
- * N" lines, outermost first, for flame-graph tools). Several dumps (one per
- * process) are aggregated.
+ * FILE is an rtprof dump, or a profile already converted from dumps (a
+ * Gecko profile, .json or .json.gz, as msgpack2gecko and `rtprof record`
+ * write it); several, of either kind, are aggregated (one per process).
+ * Prints:
+ *   - time blocked by call ("Blocked" markers of `rtprof record`: count,
+ *     total, mean, longest);
+ *   - time blocked by stack: the calls that blocked at least the
+ *     threshold carry the stack where they blocked (a BACKTRACE record
+ *     after the marker in a dump; the marker's cause in a profile); calls
+ *     with the same call and the same stack (function names, so across
+ *     threads and processes) are one row, the top N by total time;
+ *   - CPU time per thread (the sampler's CPU deltas: threadCPUDelta);
+ *   - the top functions by self samples: the leaf of each on-CPU sample
+ *     (in a dump a SAMPLE record, not a SAME: the thread had not run or
+ *     was asleep; in a profile the thread's first sample, and any other
+ *     whose leaf is not Idle and whose CPU delta reaches the sampler's own
+ *     2%-of-a-tick limit), symbolized like the converter does;
+ *   - with --folded, folded stacks instead ("a;b;c N" lines, outermost
+ *     first, for flame-graph tools).
+ * A dump is read with the codec's reader (no profile is built); a profile
+ * with the small JSON reader below, zlib-inflated when it is gzip: one
+ * pass finds the metas (the top-level one is written last), a second one
+ * reads the threads one at a time, so memory follows the largest thread,
+ * not the whole profile.
  *
  * Context: the tool's main thread.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "dump_reader.h"
 #include "summarize.h"
 #include "symbolize.h"
 
 #define PROG "rtprof summarize"
+
+/* Separates the call and the frames of a by-stack key. */
+#define KEY_SEP '\n'
 
 /* A name -> (count, total, max) table, linear probing on a string hash. */
 struct agg {
@@ -120,7 +142,53 @@ agg_free(struct agg *a)
 	free(a->e);
 }
 
-/* What the reader callbacks fill, across dumps. */
+/* A growing string (keys and folded lines). */
+struct sbuf {
+	char *p;
+	size_t n, cap;
+};
+
+static int
+sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->n + n + 1 > b->cap) {
+		size_t nc = (b->n + n + 1) * 2;
+		char *p = realloc(b->p, nc);
+
+		if (p == NULL)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = nc;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+	return 0;
+}
+
+/* A frame name in a folded line: ';' separates frames. */
+static int
+sb_add_frame(struct sbuf *b, const char *s)
+{
+	size_t n = strlen(s), at = b->n;
+
+	if (sb_add(b, s, n) != 0)
+		return -ENOMEM;
+	for (size_t k = at; k < b->n; k++)
+		if (b->p[k] == ';')
+			b->p[k] = ':';
+	return 0;
+}
+
+/* A Blocked marker waiting for the record after it (its BACKTRACE). */
+struct pend {
+	bool on;
+	uint64_t t0;
+	double ms;
+	char call[64];
+};
+
+/* What the readers fill, across inputs. */
 struct sum {
 	const char *sysroot;
 	bool folded;
@@ -134,12 +202,50 @@ struct sum {
 	struct { uint64_t ref; char *text; } *str;
 	size_t nstr, strcap;
 	int blocked_type;               /* SCHEMA id of "Blocked", -1 */
-	struct { int64_t tid; char name[64]; char *last; } *th;
+	struct { int64_t tid; char name[64]; char *last; struct pend pend; }
+	    *th;
 	size_t nth, thcap;
-	/* Across dumps: */
-	struct agg blocked, cpu, self, folded_stacks;
+	size_t th_last;                 /* thread_of() cache */
+	size_t npend;                   /* threads with a pending marker */
+	/* Across inputs: */
+	struct agg blocked, bstack, cpu, self, folded_stacks;
+	uint64_t nostack_n;             /* Blocked without a backtrace */
+	double nostack_ms;
 	uint64_t samples;
 };
+
+static int
+fail(struct sum *s, int err)
+{
+	if (s->err == 0)
+		s->err = err;
+	return s->err;
+}
+
+/* One Blocked call (by call), and by stack when @frames is not NULL:
+ * the names innermost first, separated by KEY_SEP. */
+static int
+blocked_add(struct sum *s, const char *call, double ms, const char *frames)
+{
+	struct sbuf k = { 0 };
+	int rc;
+
+	if (frames == NULL) {
+		s->nostack_n++;
+		s->nostack_ms += ms;
+		return 0;
+	}
+	if (sb_add(&k, call, strlen(call)) != 0 ||
+	    sb_add(&k, "\n", 1) != 0 || sb_add(&k, frames, strlen(frames)))
+		rc = -ENOMEM;
+	else
+		rc = agg_add(&s->bstack, k.p, ms);
+	free(k.p);
+	return rc != 0 ? fail(s, rc) : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Dumps                                                                */
 
 static const char *
 str_of(const struct sum *s, uint64_t ref)
@@ -154,15 +260,17 @@ str_of(const struct sum *s, uint64_t ref)
 static size_t
 thread_of(struct sum *s, int64_t tid)
 {
+	if (s->th_last < s->nth && s->th[s->th_last].tid == tid)
+		return s->th_last;
 	for (size_t i = 0; i < s->nth; i++)
 		if (s->th[i].tid == tid)
-			return i;
+			return s->th_last = i;
 	if (s->nth == s->thcap) {
 		size_t nc = s->thcap ? s->thcap * 2 : 16;
 		void *n = realloc(s->th, nc * sizeof(*s->th));
 
 		if (n == NULL) {
-			s->err = -ENOMEM;
+			fail(s, -ENOMEM);
 			return 0;
 		}
 		s->th = n;
@@ -172,7 +280,7 @@ thread_of(struct sum *s, int64_t tid)
 	s->th[s->nth].tid = tid;
 	snprintf(s->th[s->nth].name, sizeof(s->th[s->nth].name), "thread %"
 	    PRId64, tid);
-	return s->nth++;
+	return s->th_last = s->nth++;
 }
 
 static int
@@ -194,7 +302,7 @@ on_modules(void *ctx, const struct rtprof_dump_module *m, size_t n)
 
 	if (s->sym == NULL &&
 	    (s->sym = rtprof_symbolizer_new(s->sysroot, NULL, 0)) == NULL)
-		return s->err = -ENOMEM;
+		return fail(s, -ENOMEM);
 	for (size_t i = 0; i < n; i++)
 		rtprof_symbolizer_add_module(s->sym, m[i].path, m[i].start,
 		    m[i].end, m[i].offset, m[i].build_id, m[i].build_id_len);
@@ -232,17 +340,22 @@ on_string(void *ctx, uint64_t ref, const char *text, size_t len)
 		void *n = realloc(s->str, nc * sizeof(*s->str));
 
 		if (n == NULL)
-			return s->err = -ENOMEM;
+			return fail(s, -ENOMEM);
 		s->str = n;
 		s->strcap = nc;
 	}
 	if ((s->str[s->nstr].text = strndup(text, len)) == NULL)
-		return s->err = -ENOMEM;
+		return fail(s, -ENOMEM);
 	s->str[s->nstr++].ref = ref;
 	return 0;
 }
 
-/* Frame @i of the current record as a name (into @buf). */
+/* libstdc++'s demangler (the C ABI entry point; codec/ links it). */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
+    int *status);
+
+/* Frame @i of the current record as a name (maybe into @buf): C++ names
+ * demangled, as the converter writes them. */
 static const char *
 frame_name(struct sum *s, const struct rtprof_rec_view *v, unsigned i,
     bool leaf_native, char *buf, size_t n)
@@ -253,8 +366,21 @@ frame_name(struct sum *s, const struct rtprof_rec_view *v, unsigned i,
 	if (rtprof_rec_frame_is_label(v->label_mask, i))
 		return str_of(s, a);
 	if (s->sym != NULL && a > 0 && rtprof_symbolize(s->sym,
-	    leaf_native ? a : a - 1, &r) == RTPROF_SYM_OK && r.name != NULL)
-		return r.name;
+	    leaf_native ? a : a - 1, &r) == RTPROF_SYM_OK && r.name != NULL) {
+		int status = 0;
+		char *d;
+
+		if (r.name[0] != '_' || r.name[1] != 'Z')
+			return r.name;
+		d = __cxa_demangle(r.name, NULL, NULL, &status);
+		if (d == NULL || status != 0) {
+			free(d);
+			return r.name;
+		}
+		snprintf(buf, n, "%s", d);
+		free(d);
+		return buf;
+	}
 	snprintf(buf, n, "0x%" PRIx64, a);
 	return buf;
 }
@@ -263,8 +389,8 @@ frame_name(struct sum *s, const struct rtprof_rec_view *v, unsigned i,
 static int
 sample(struct sum *s, const struct rtprof_rec_view *r, size_t ti)
 {
-	char buf[32], *line;
-	size_t len = 0, cap = 256;
+	char buf[1024];
+	struct sbuf line = { 0 };
 	unsigned last_native = r->nframes;
 	const char *name;
 
@@ -274,38 +400,55 @@ sample(struct sum *s, const struct rtprof_rec_view *r, size_t ti)
 	name = r->nframes == 0 ? "(no stack)" : frame_name(s, r,
 	    r->nframes - 1, r->nframes - 1 == last_native, buf, sizeof(buf));
 	if (agg_add(&s->self, name, 1) != 0)
-		return s->err = -ENOMEM;
+		return fail(s, -ENOMEM);
 	if (!s->folded)
 		return 0;
 	/* "process;thread;outer;...;leaf" */
-	if ((line = malloc(cap)) == NULL)
-		return s->err = -ENOMEM;
-	len = (size_t)snprintf(line, cap, "%s;%s", s->process,
-	    s->th[ti].name);
-	for (unsigned i = 0; i < r->nframes; i++) {
-		const char *f = frame_name(s, r, i, i == last_native, buf,
-		    sizeof(buf));
-		size_t fl = strlen(f);
-
-		if (len + fl + 2 > cap) {
-			char *n;
-
-			cap = (len + fl + 2) * 2;
-			if ((n = realloc(line, cap)) == NULL) {
-				free(line);
-				return s->err = -ENOMEM;
-			}
-			line = n;
-		}
-		line[len++] = ';';
-		for (size_t k = 0; k < fl; k++)         /* ';' separates */
-			line[len++] = f[k] == ';' ? ':' : f[k];
-		line[len] = '\0';
-	}
+	if (sb_add_frame(&line, s->process) != 0 || sb_add(&line, ";", 1) ||
+	    sb_add_frame(&line, s->th[ti].name) != 0)
+		goto nomem;
+	for (unsigned i = 0; i < r->nframes; i++)
+		if (sb_add(&line, ";", 1) != 0 || sb_add_frame(&line,
+		    frame_name(s, r, i, i == last_native, buf, sizeof(buf))))
+			goto nomem;
 	free(s->th[ti].last);
-	s->th[ti].last = line;
-	return agg_add(&s->folded_stacks, line, 1) != 0 ?
-	    (s->err = -ENOMEM) : 0;
+	s->th[ti].last = line.p;
+	return agg_add(&s->folded_stacks, line.p, 1) != 0 ?
+	    fail(s, -ENOMEM) : 0;
+nomem:
+	free(line.p);
+	return fail(s, -ENOMEM);
+}
+
+/* The pending Blocked marker of stream @ti, with the stack of @bt (a
+ * BACKTRACE record of the same start) or without one. */
+static int
+pend_flush(struct sum *s, size_t ti, const struct rtprof_rec_view *bt)
+{
+	struct pend p = s->th[ti].pend;
+	struct sbuf f = { 0 };
+	char buf[1024];
+	int rc;
+
+	if (!p.on)
+		return 0;
+	s->th[ti].pend.on = false;
+	s->npend--;
+	if (bt == NULL || bt->t0 != p.t0)
+		return blocked_add(s, p.call, p.ms, NULL);
+	/* Innermost first; every native frame is a return address. */
+	for (unsigned i = bt->nframes; i-- > 0;) {
+		const char *nm = frame_name(s, bt, i, false, buf, sizeof(buf));
+
+		if ((i + 1 != bt->nframes && sb_add(&f, "\n", 1) != 0) ||
+		    sb_add(&f, nm, strlen(nm)) != 0) {
+			free(f.p);
+			return fail(s, -ENOMEM);
+		}
+	}
+	rc = blocked_add(s, p.call, p.ms, f.p != NULL ? f.p : "(no stack)");
+	free(f.p);
+	return rc;
 }
 
 static int
@@ -313,17 +456,40 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
     const struct rtprof_rec_view *r)
 {
 	struct sum *s = ctx;
-	size_t ti;
+	size_t ti = 0;
 
-	(void)d;
+	if (s->err != 0)
+		return s->err;
+	if (s->npend != 0 || r->kind == RTPROF_REC_TYPED) {
+		ti = thread_of(s, d->tid);      /* the stream's thread */
+		if (s->err != 0)
+			return s->err;
+	}
+	/* A backtrace belongs to the Blocked marker just before it. */
+	if (s->npend != 0 && s->th[ti].pend.on) {
+		pend_flush(s, ti, r->kind == RTPROF_REC_BACKTRACE ? r : NULL);
+		if (s->err != 0)
+			return s->err;
+	}
 	switch (r->kind) {
 	case RTPROF_REC_TYPED:
 		if ((int)r->id != s->blocked_type || r->nvals < 1 ||
 		    r->vals[0].kind != RTPROF_VAL_STRREF || s->tps <= 0)
 			return 0;
-		return agg_add(&s->blocked, str_of(s, r->vals[0].v.ref),
-		    (double)(r->t1 - r->t0) / s->tps * 1e3) != 0 ?
-		    (s->err = -ENOMEM) : 0;
+		{
+			struct pend *p = &s->th[ti].pend;
+			double ms = (double)(r->t1 - r->t0) / s->tps * 1e3;
+			const char *call = str_of(s, r->vals[0].v.ref);
+
+			if (agg_add(&s->blocked, call, ms) != 0)
+				return fail(s, -ENOMEM);
+			p->on = true;
+			s->npend++;
+			p->t0 = r->t0;
+			p->ms = ms;
+			snprintf(p->call, sizeof(p->call), "%s", call);
+		}
+		return 0;
 	case RTPROF_REC_SAMPLE:
 	case RTPROF_REC_SAME:
 		ti = thread_of(s, r->tid);
@@ -337,14 +503,14 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
 			    "(tid %" PRId64 ")", s->process, s->pid,
 			    s->th[ti].name, r->tid);
 			if (agg_add(&s->cpu, key, (double)r->cpu_ns / 1e6) != 0)
-				return s->err = -ENOMEM;
+				return fail(s, -ENOMEM);
 		}
 		if (r->kind == RTPROF_REC_SAMPLE)
 			return sample(s, r, ti);
 		/* SAME: the thread's previous stack again. */
 		if (s->folded && s->th[ti].last != NULL &&
 		    agg_add(&s->folded_stacks, s->th[ti].last, 1) != 0)
-			return s->err = -ENOMEM;
+			return fail(s, -ENOMEM);
 		return 0;
 	default:
 		return 0;
@@ -354,6 +520,8 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
 static void
 reset_dump(struct sum *s)
 {
+	for (size_t i = 0; i < s->nth; i++)
+		pend_flush(s, i, NULL);
 	rtprof_symbolizer_free(s->sym);
 	s->sym = NULL;
 	for (size_t i = 0; i < s->nstr; i++)
@@ -366,20 +534,1102 @@ reset_dump(struct sum *s)
 	s->tps = 0;
 }
 
+/* Context: main thread. Return: 0, 1 (damage) or 2 (error printed). */
+static int
+read_dump(struct sum *s, const char *path)
+{
+	struct rtprof_dump_cb cb = {
+		.ctx = s,
+		.on_header = on_header, .on_modules = on_modules,
+		.on_thread = on_thread, .on_schema = on_schema,
+		.on_string = on_string, .on_record = on_record,
+	};
+	/* Twice: first the threads' last names (a thread named after its
+	 * comm is described again at exit), then everything. */
+	struct rtprof_dump_cb names = { .ctx = s, .on_thread = on_thread };
+	struct rtprof_dump_stats st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	rc = rtprof_dump_read_fd(fd, &names, &st);
+	if (rc == 0 && lseek(fd, 0, SEEK_SET) == 0) {
+		s->names_final = true;
+		rc = rtprof_dump_read_fd(fd, &cb, &st);
+	}
+	s->names_final = false;
+	close(fd);
+	reset_dump(s);
+	if (rc != 0 || s->err != 0 || st.frames == 0) {
+		fprintf(stderr, PROG ": %s: %s\n", path, st.frames == 0 ?
+		    "not an rtprof dump" : strerror(-(rc ? rc : s->err)));
+		return 2;
+	}
+	if (st.damage != 0) {
+		fprintf(stderr, PROG ": %s: %" PRIu64 " damage report(s):"
+		    " summarized what could be read\n", path, st.damage);
+		return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* JSON                                                                 */
+
+/*
+ * A streaming reader over a plain or gzip file (zlib tells them apart),
+ * and a compact DOM for the values read whole (a meta, a thread). JSON as
+ * RFC 8259 has it; what is not JSON stops the reading with an error.
+ */
+#define JR_BUF 65536
+#define J_DEPTH 64
+
+struct jr {
+	gzFile f;
+	unsigned char buf[JR_BUF];
+	size_t pos, len;
+	bool eof;
+	uint64_t off;                   /* bytes consumed, for messages */
+};
+
+static int
+jr_fill(struct jr *r)
+{
+	int n;
+
+	if (r->eof)
+		return -1;
+	n = gzread(r->f, r->buf, JR_BUF);
+	if (n <= 0) {
+		r->eof = true;
+		return -1;
+	}
+	r->pos = 0;
+	r->len = (size_t)n;
+	return 0;
+}
+
+static inline int
+jr_peek(struct jr *r)
+{
+	if (r->pos == r->len && jr_fill(r) != 0)
+		return -1;
+	return r->buf[r->pos];
+}
+
+static inline int
+jr_get(struct jr *r)
+{
+	int c = jr_peek(r);
+
+	if (c >= 0) {
+		r->pos++;
+		r->off++;
+	}
+	return c;
+}
+
+/* Skips white space; returns the next character (not consumed), -1. */
+static int
+jr_ws(struct jr *r)
+{
+	for (;;) {
+		int c = jr_peek(r);
+
+		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+			return c;
+		jr_get(r);
+	}
+}
+
+enum { J_NULL, J_FALSE, J_TRUE, J_NUM, J_STR, J_ARR, J_OBJ };
+
+/* A value: arrays and objects point at their children in `kids` (an
+ * object's are key, value, key, value...), strings into `str`. */
+struct jv {
+	uint8_t t;
+	uint32_t n;                     /* string bytes; elements; members */
+	union {
+		double d;
+		size_t off;
+	} u;
+};
+
+struct jdom {
+	struct jv *kids;
+	size_t nkids, kcap;
+	char *str;
+	size_t nstr, scap;
+	struct jv *stk;                 /* values being read */
+	size_t nstk, stkcap;
+	struct jv root;
+};
+
+static void
+jdom_reset(struct jdom *d)
+{
+	d->nkids = d->nstr = d->nstk = 0;
+	memset(&d->root, 0, sizeof(d->root));
+}
+
+static void
+jdom_free(struct jdom *d)
+{
+	free(d->kids);
+	free(d->str);
+	free(d->stk);
+	memset(d, 0, sizeof(*d));
+}
+
+static int
+vgrow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t nc;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap : 64;
+	while (nc < need)
+		nc *= 2;
+	np = realloc(*p, nc * size);
+	if (np == NULL)
+		return -ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+static int
+jpush(struct jdom *d, const struct jv *v)
+{
+	if (vgrow((void **)&d->stk, &d->stkcap, d->nstk + 1, sizeof(*v)))
+		return -ENOMEM;
+	d->stk[d->nstk++] = *v;
+	return 0;
+}
+
+static int
+jstr_put(struct jdom *d, const char *p, size_t n)
+{
+	if (vgrow((void **)&d->str, &d->scap, d->nstr + n, 1) != 0)
+		return -ENOMEM;
+	memcpy(d->str + d->nstr, p, n);
+	d->nstr += n;
+	return 0;
+}
+
+static int
+hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
+	    c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static int
+jr_hex4(struct jr *r, uint32_t *cp)
+{
+	*cp = 0;
+	for (int i = 0; i < 4; i++) {
+		int h = hexval(jr_get(r));
+
+		if (h < 0)
+			return -1;
+		*cp = *cp << 4 | (uint32_t)h;
+	}
+	return 0;
+}
+
+/* A string (the opening quote next), pushed as a J_STR value. */
+static int
+jr_string(struct jr *r, struct jdom *d)
+{
+	struct jv v = { .t = J_STR };
+	size_t start = d->nstr;
+
+	if (jr_get(r) != '"')
+		return -1;
+	for (;;) {
+		int c = jr_get(r);
+		char u[4];
+		uint32_t cp, lo;
+		size_t n;
+
+		if (c < 0)
+			return -1;
+		if (c == '"')
+			break;
+		if (c != '\\') {
+			char ch = (char)c;
+
+			if (jstr_put(d, &ch, 1) != 0)
+				return -ENOMEM;
+			continue;
+		}
+		c = jr_get(r);
+		switch (c) {
+		case '"': case '\\': case '/':
+			u[0] = (char)c;
+			n = 1;
+			break;
+		case 'b': u[0] = '\b'; n = 1; break;
+		case 'f': u[0] = '\f'; n = 1; break;
+		case 'n': u[0] = '\n'; n = 1; break;
+		case 'r': u[0] = '\r'; n = 1; break;
+		case 't': u[0] = '\t'; n = 1; break;
+		case 'u':
+			if (jr_hex4(r, &cp) != 0)
+				return -1;
+			if (cp >= 0xd800 && cp < 0xdc00 && jr_peek(r) == '\\') {
+				jr_get(r);
+				if (jr_get(r) != 'u' || jr_hex4(r, &lo) != 0)
+					return -1;
+				if (lo >= 0xdc00 && lo < 0xe000)
+					cp = 0x10000 + ((cp - 0xd800) << 10) +
+					    (lo - 0xdc00);
+				else
+					cp = 0xfffd;
+			} else if (cp >= 0xd800 && cp < 0xe000) {
+				cp = 0xfffd;
+			}
+			if (cp < 0x80) {
+				u[0] = (char)cp;
+				n = 1;
+			} else if (cp < 0x800) {
+				u[0] = (char)(0xc0 | cp >> 6);
+				u[1] = (char)(0x80 | (cp & 0x3f));
+				n = 2;
+			} else if (cp < 0x10000) {
+				u[0] = (char)(0xe0 | cp >> 12);
+				u[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+				u[2] = (char)(0x80 | (cp & 0x3f));
+				n = 3;
+			} else {
+				u[0] = (char)(0xf0 | cp >> 18);
+				u[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+				u[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+				u[3] = (char)(0x80 | (cp & 0x3f));
+				n = 4;
+			}
+			break;
+		default:
+			return -1;
+		}
+		if (jstr_put(d, u, n) != 0)
+			return -ENOMEM;
+	}
+	v.n = (uint32_t)(d->nstr - start);
+	v.u.off = start;
+	if (jstr_put(d, "", 1) != 0)    /* NUL-terminated */
+		return -ENOMEM;
+	return jpush(d, &v);
+}
+
+/* A number or a literal, pushed. */
+static int
+jr_scalar(struct jr *r, struct jdom *d)
+{
+	char b[64], *end;
+	size_t n = 0;
+	struct jv v = { .t = J_NUM };
+	int c;
+
+	while ((c = jr_peek(r)) >= 0 && (c == '-' || c == '+' || c == '.' ||
+	    (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+	    (c >= 'A' && c <= 'Z')) && n < sizeof(b) - 1)
+		b[n++] = (char)jr_get(r);
+	b[n] = '\0';
+	if (strcmp(b, "null") == 0) {
+		v.t = J_NULL;
+	} else if (strcmp(b, "true") == 0) {
+		v.t = J_TRUE;
+	} else if (strcmp(b, "false") == 0) {
+		v.t = J_FALSE;
+	} else {
+		if (n == 0 || !(b[0] == '-' || (b[0] >= '0' && b[0] <= '9')))
+			return -1;
+		v.u.d = strtod(b, &end);
+		if (*end != '\0' || !isfinite(v.u.d))
+			return -1;
+	}
+	return jpush(d, &v);
+}
+
+/* One whole value, pushed onto d->stk. Return: 0, -1 (not JSON), -ENOMEM. */
+static int
+jr_value(struct jr *r, struct jdom *d, int depth)
+{
+	int c = jr_ws(r), close, rc;
+	size_t base;
+	bool obj;
+	struct jv v;
+
+	if (c == '"')
+		return jr_string(r, d);
+	if (c != '{' && c != '[')
+		return jr_scalar(r, d);
+	if (depth >= J_DEPTH)
+		return -1;
+	obj = c == '{';
+	close = obj ? '}' : ']';
+	jr_get(r);
+	base = d->nstk;
+	if (jr_ws(r) == close) {
+		jr_get(r);
+	} else {
+		for (;;) {
+			if (obj) {
+				if (jr_ws(r) != '"' ||
+				    (rc = jr_string(r, d)) != 0)
+					return rc != 0 ? rc : -1;
+				if (jr_ws(r) != ':')
+					return -1;
+				jr_get(r);
+			}
+			if ((rc = jr_value(r, d, depth + 1)) != 0)
+				return rc;
+			c = jr_ws(r);
+			jr_get(r);
+			if (c == close)
+				break;
+			if (c != ',')
+				return -1;
+		}
+	}
+	/* The children, contiguous, after every deeper value's. */
+	memset(&v, 0, sizeof(v));
+	v.t = obj ? J_OBJ : J_ARR;
+	v.n = (uint32_t)(obj ? (d->nstk - base) / 2 : d->nstk - base);
+	v.u.off = d->nkids;
+	if (vgrow((void **)&d->kids, &d->kcap, d->nkids + (d->nstk - base),
+	    sizeof(*d->kids)) != 0)
+		return -ENOMEM;
+	memcpy(d->kids + d->nkids, d->stk + base,
+	    (d->nstk - base) * sizeof(*d->kids));
+	d->nkids += d->nstk - base;
+	d->nstk = base;
+	return jpush(d, &v);
+}
+
+/* Reads one value into @d (reset first): its root. */
+static int
+jr_dom(struct jr *r, struct jdom *d)
+{
+	int rc;
+
+	jdom_reset(d);
+	rc = jr_value(r, d, 0);
+	if (rc == 0) {
+		d->root = d->stk[0];
+		d->nstk = 0;
+	}
+	return rc;
+}
+
+/* Skips one value without keeping it. */
+static int
+jr_skip(struct jr *r)
+{
+	int depth = 0;
+
+	do {
+		int c = jr_ws(r);
+
+		if (c < 0)
+			return -1;
+		if (c == '"') {
+			jr_get(r);
+			while ((c = jr_get(r)) != '"') {
+				if (c < 0)
+					return -1;
+				if (c == '\\' && jr_get(r) < 0)
+					return -1;
+			}
+		} else if (c == '{' || c == '[') {
+			jr_get(r);
+			depth++;
+		} else if (c == '}' || c == ']') {
+			jr_get(r);
+			if (--depth < 0)
+				return -1;
+		} else if (c == ',' || c == ':') {
+			if (depth == 0)
+				return -1;
+			jr_get(r);
+		} else {
+			size_t n = 0;
+
+			while ((c = jr_peek(r)) >= 0 && c != ',' && c != ']' &&
+			    c != '}' && c != ' ' && c != '\n' && c != '\t' &&
+			    c != '\r' && c != ':' && c != '"') {
+				jr_get(r);
+				n++;
+			}
+			if (n == 0)
+				return -1;
+		}
+	} while (depth > 0);
+	return 0;
+}
+
+/*
+ * Object members one at a time: jr_open() takes the '{', then each
+ * jr_member() call reads the next key (into @key) and its ':' and returns
+ * 1 (the caller then reads or skips the value), or 0 after the '}'.
+ * Arrays likewise with '[' and jr_elem(). Return -1: not JSON.
+ */
+static int
+jr_open(struct jr *r, int c)
+{
+	if (jr_ws(r) != c)
+		return -1;
+	jr_get(r);
+	return 0;
+}
+
+static int
+jr_more(struct jr *r, int close, bool *first)
+{
+	int c = jr_ws(r);
+
+	if (c == close) {
+		jr_get(r);
+		return 0;
+	}
+	if (!*first) {
+		if (c != ',')
+			return -1;
+		jr_get(r);
+	}
+	*first = false;
+	return 1;
+}
+
+static int
+jr_member(struct jr *r, bool *first, struct jdom *scratch, char *key,
+    size_t n)
+{
+	int rc = jr_more(r, '}', first);
+
+	if (rc <= 0)
+		return rc;
+	jdom_reset(scratch);
+	if (jr_ws(r) != '"' || jr_string(r, scratch) != 0 || jr_ws(r) != ':')
+		return -1;
+	jr_get(r);
+	snprintf(key, n, "%s", scratch->str);
+	return 1;
+}
+
+static int
+jr_elem(struct jr *r, bool *first)
+{
+	return jr_more(r, ']', first);
+}
+
+/* DOM access. */
+static const struct jv *
+jget(const struct jdom *d, const struct jv *o, const char *key)
+{
+	if (o == NULL || o->t != J_OBJ)
+		return NULL;
+	for (uint32_t i = 0; i < o->n; i++) {
+		const struct jv *k = &d->kids[o->u.off + 2 * i];
+
+		if (strcmp(d->str + k->u.off, key) == 0)
+			return k + 1;
+	}
+	return NULL;
+}
+
+static const struct jv *
+jat(const struct jdom *d, const struct jv *a, size_t i)
+{
+	if (a == NULL || a->t != J_ARR || i >= a->n)
+		return NULL;
+	return &d->kids[a->u.off + i];
+}
+
+static bool
+jnum(const struct jv *v, double *out)
+{
+	if (v == NULL || v->t != J_NUM)
+		return false;
+	*out = v->u.d;
+	return true;
+}
+
+static const char *
+jstr(const struct jdom *d, const struct jv *v)
+{
+	return v != NULL && v->t == J_STR ? d->str + v->u.off : NULL;
+}
+
+/* An index (a non-negative integer) or -1. */
+static int64_t
+jidx(const struct jv *v)
+{
+	double x;
+
+	if (!jnum(v, &x) || x < 0 || x > 9e15 || x != floor(x))
+		return -1;
+	return (int64_t)x;
+}
+
+/* A Gecko table {schema: {col: i}, data: [rows]}: column indexes. */
+struct jtab {
+	const struct jv *data;
+	size_t nrows;
+	int col[8];
+};
+
+static void
+jtab_open(const struct jdom *d, const struct jv *t, const char *const *cols,
+    int ncols, struct jtab *out)
+{
+	const struct jv *sc = jget(d, t, "schema");
+
+	out->data = jget(d, t, "data");
+	out->nrows = out->data != NULL && out->data->t == J_ARR ?
+	    out->data->n : 0;
+	for (int i = 0; i < ncols; i++) {
+		int64_t c = jidx(jget(d, sc, cols[i]));
+
+		out->col[i] = c >= 0 && c < 1 << 20 ? (int)c : -1;
+	}
+}
+
+/* Column @c (an index of jtab_open's @cols) of row @i, or NULL. */
+static const struct jv *
+jcell(const struct jdom *d, const struct jtab *t, size_t i, int c)
+{
+	if (t->col[c] < 0)
+		return NULL;
+	return jat(d, jat(d, t->data, i), (size_t)t->col[c]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Profiles                                                             */
+
+/* What a process's meta says (and the top level's for all). */
+struct pmeta {
+	double interval_ms;             /* 0: unknown */
+};
+
+struct pctx {
+	struct pmeta top;
+	struct pmeta *sub;              /* processes[i].meta */
+	size_t nsub, subcap;
+	double cpu_ns_per_unit;         /* threadCPUDelta unit; 0: unknown */
+	int64_t idle_cat;               /* the "Idle" category, -1 */
+	struct jdom d, scratch;
+};
+
+static void
+read_meta(struct pctx *pc, const struct jdom *d, const struct jv *m,
+    struct pmeta *out, bool top)
+{
+	const struct jv *cats, *u;
+	double x;
+
+	if (jnum(jget(d, m, "interval"), &x) && x > 0)
+		out->interval_ms = x;
+	if (!top)
+		return;
+	u = jget(d, jget(d, m, "sampleUnits"), "threadCPUDelta");
+	if (jstr(d, u) != NULL) {
+		if (strcmp(jstr(d, u), "ns") == 0)
+			pc->cpu_ns_per_unit = 1.0;
+		else if (strcmp(jstr(d, u), "\xc2\xb5s") == 0)
+			pc->cpu_ns_per_unit = 1e3;
+	}
+	cats = jget(d, m, "categories");
+	for (size_t i = 0; cats != NULL && i < cats->n; i++) {
+		const char *n = jstr(d, jget(d, jat(d, cats, i), "name"));
+
+		if (n != NULL && strcmp(n, "Idle") == 0) {
+			pc->idle_cat = (int64_t)i;
+			break;
+		}
+	}
+}
+
+/* First pass: the top-level meta (written last) and every sub-process's. */
+static int
+scan_metas(struct jr *r, struct pctx *pc)
+{
+	char key[64];
+	bool first = true;
+	int rc;
+
+	if (jr_open(r, '{') != 0)
+		return -1;
+	while ((rc = jr_member(r, &first, &pc->scratch, key,
+	    sizeof(key))) == 1) {
+		if (strcmp(key, "meta") == 0) {
+			if ((rc = jr_dom(r, &pc->d)) != 0)
+				return rc;
+			read_meta(pc, &pc->d, &pc->d.root, &pc->top, true);
+		} else if (strcmp(key, "processes") == 0) {
+			bool pfirst = true;
+
+			if (jr_open(r, '[') != 0)
+				return -1;
+			while ((rc = jr_elem(r, &pfirst)) == 1) {
+				bool mfirst = true;
+				struct pmeta *pm;
+
+				if (vgrow((void **)&pc->sub, &pc->subcap,
+				    pc->nsub + 1, sizeof(*pc->sub)) != 0)
+					return -ENOMEM;
+				pm = &pc->sub[pc->nsub++];
+				memset(pm, 0, sizeof(*pm));
+				if (jr_open(r, '{') != 0)
+					return -1;
+				while ((rc = jr_member(r, &mfirst, &pc->scratch,
+				    key, sizeof(key))) == 1) {
+					if (strcmp(key, "meta") != 0) {
+						if (jr_skip(r) != 0)
+							return -1;
+						continue;
+					}
+					if ((rc = jr_dom(r, &pc->d)) != 0)
+						return rc;
+					read_meta(pc, &pc->d, &pc->d.root, pm,
+					    false);
+				}
+				if (rc < 0)
+					return rc;
+			}
+			if (rc < 0)
+				return rc;
+		} else if (jr_skip(r) != 0) {
+			return -1;
+		}
+	}
+	return rc;
+}
+
+/* "name (in lib)" -> "name" (as a dump's summary names functions). */
+static size_t
+func_len(const char *loc)
+{
+	size_t n = strlen(loc);
+	const char *in = NULL;
+
+	if (n == 0 || loc[n - 1] != ')')
+		return n;
+	for (const char *p = strstr(loc, " (in "); p != NULL;
+	    p = strstr(p + 1, " (in "))
+		in = p;
+	return in != NULL ? (size_t)(in - loc) : n;
+}
+
+/* A thread's tables, read from its DOM. */
+struct pthread {
+	const struct jdom *d;
+	const struct jv *strings;
+	struct jtab frames, stacks;
+};
+
+static const char *
+ploc(const struct pthread *t, int64_t frame, size_t *len)
+{
+	const char *s = NULL;
+	int64_t loc;
+
+	if (frame >= 0 && (size_t)frame < t->frames.nrows) {
+		loc = jidx(jcell(t->d, &t->frames, (size_t)frame, 0));
+		s = jstr(t->d, jat(t->d, t->strings, loc >= 0 ? (size_t)loc :
+		    SIZE_MAX));
+	}
+	if (s == NULL)
+		s = "?";
+	if (strcmp(s, "(no label)") == 0)
+		s = "(no stack)";
+	*len = func_len(s);
+	return s;
+}
+
+/* The frames of stack @st, leaf first (at most @max): frame indexes. */
+static size_t
+pstack(const struct pthread *t, int64_t st, int64_t *out, size_t max)
+{
+	size_t n = 0;
+
+	while (st >= 0 && (size_t)st < t->stacks.nrows && n < max) {
+		int64_t pre;
+
+		out[n++] = jidx(jcell(t->d, &t->stacks, (size_t)st, 1));
+		pre = jidx(jcell(t->d, &t->stacks, (size_t)st, 0));
+		if (pre >= st)          /* parents come first: no cycles */
+			break;
+		st = pre;
+	}
+	return n;
+}
+
+#define PSTACK_MAX 512
+
+/* One thread object (its DOM in pc->d) of a process whose meta is @pm. */
+static int
+prof_thread(struct sum *s, struct pctx *pc, const struct pmeta *pm)
+{
+	static const char *const fcols[] = { "location", "category" };
+	static const char *const scols[] = { "prefix", "frame" };
+	static const char *const smpcols[] = { "stack", "threadCPUDelta" };
+	static const char *const mcols[] = { "name", "startTime", "endTime",
+	    "phase", "data" };
+	const struct jdom *d = &pc->d;
+	const struct jv *th = &d->root;
+	struct pthread t = { .d = d };
+	struct jtab smp, mk;
+	const char *pname = jstr(d, jget(d, th, "processName"));
+	const char *tname = jstr(d, jget(d, th, "name"));
+	double pid = 0, tid = 0, interval = pm->interval_ms > 0 ?
+	    pm->interval_ms : pc->top.interval_ms > 0 ? pc->top.interval_ms : 1;
+	double idle_ns = interval * 1e6 / 50, cpu_ms = 0;
+	int64_t fr[PSTACK_MAX];
+	bool sampled;
+	char key[200];
+
+	if (th->t != J_OBJ)
+		return -1;
+	jnum(jget(d, th, "pid"), &pid);
+	jnum(jget(d, th, "tid"), &tid);
+	if (pname == NULL || pname[0] == '\0')
+		pname = "?";
+	if (tname == NULL)
+		tname = "?";
+	else if (strcmp(tname, "GeckoMain") == 0)
+		tname = "main";         /* as the dump names it */
+	t.strings = jget(d, th, "stringTable");
+	jtab_open(d, jget(d, th, "frameTable"), fcols, 2, &t.frames);
+	jtab_open(d, jget(d, th, "stackTable"), scols, 2, &t.stacks);
+	jtab_open(d, jget(d, th, "samples"), smpcols, 2, &smp);
+	jtab_open(d, jget(d, th, "markers"), mcols, 5, &mk);
+
+	/* Blocked markers: by call, and by stack when they have one. */
+	for (size_t i = 0; i < mk.nrows; i++) {
+		const char *name = jstr(d, jat(d, t.strings, (size_t)jidx(
+		    jcell(d, &mk, i, 0))));
+		const struct jv *data = jcell(d, &mk, i, 4), *c;
+		const char *call = jstr(d, jget(d, data, "call"));
+		double a, b, ms;
+		int64_t st = -1;
+		struct sbuf f = { 0 };
+		size_t n;
+		int rc;
+
+		if (name == NULL || strcmp(name, "Blocked") != 0 ||
+		    call == NULL || jidx(jcell(d, &mk, i, 3)) != 1 ||
+		    !jnum(jcell(d, &mk, i, 1), &a) ||
+		    !jnum(jcell(d, &mk, i, 2), &b))
+			continue;
+		ms = b - a;
+		if (agg_add(&s->blocked, call, ms) != 0)
+			return fail(s, -ENOMEM);
+		c = jget(d, data, "cause");
+		if (c != NULL) {
+			st = jidx(jget(d, c, "stack"));
+		} else if ((c = jget(d, jget(d, data, "stack"), "samples")) !=
+		    NULL) {
+			static const char *const bcols[] = { "stack" };
+			struct jtab bt;
+
+			jtab_open(d, c, bcols, 1, &bt);
+			st = jidx(jcell(d, &bt, 0, 0));
+		}
+		if (st < 0) {
+			blocked_add(s, call, ms, NULL);
+			continue;
+		}
+		n = pstack(&t, st, fr, PSTACK_MAX);
+		for (size_t k = 0; k < n; k++) {
+			size_t len;
+			const char *loc = ploc(&t, fr[k], &len);
+
+			if ((k != 0 && sb_add(&f, "\n", 1) != 0) ||
+			    sb_add(&f, loc, len) != 0) {
+				free(f.p);
+				return fail(s, -ENOMEM);
+			}
+		}
+		rc = blocked_add(s, call, ms, f.p != NULL ? f.p : "(no stack)");
+		free(f.p);
+		if (rc != 0)
+			return rc;
+	}
+
+	/* Samples of a thread the sampler saw (it has CPU deltas). */
+	sampled = smp.col[1] >= 0;
+	for (size_t i = 0; sampled && i < smp.nrows; i++) {
+		int64_t st = jidx(jcell(d, &smp, i, 0)), cat = -1;
+		double cpu = 0;
+		size_t n = st >= 0 ? pstack(&t, st, fr, PSTACK_MAX) : 0, len;
+		const char *leaf = "(no stack)";
+		bool on_cpu, empty;
+
+		s->samples++;
+		jnum(jcell(d, &smp, i, 1), &cpu);
+		if (pc->cpu_ns_per_unit > 0)
+			cpu_ms += cpu * pc->cpu_ns_per_unit / 1e6;
+		if (n != 0) {
+			leaf = ploc(&t, fr[0], &len);
+			cat = jidx(jcell(d, &t.frames, (size_t)fr[0], 1));
+		} else {
+			len = strlen(leaf);
+		}
+		/* (no stack) as its only frame: no frame at all. */
+		empty = n == 0 || (n == 1 && strcmp(leaf, "(no stack)") == 0);
+		/* On CPU: what the dump has as a SAMPLE, not a SAME. */
+		on_cpu = i == 0 || ((pc->idle_cat < 0 ||
+		    cat != pc->idle_cat) && (pc->cpu_ns_per_unit <= 0 ||
+		    cpu * pc->cpu_ns_per_unit >= idle_ns));
+		if (on_cpu) {
+			char *lf = strndup(leaf, len);
+
+			if (lf == NULL || agg_add(&s->self, lf, 1) != 0) {
+				free(lf);
+				return fail(s, -ENOMEM);
+			}
+			free(lf);
+		}
+		if (s->folded && strcmp(leaf, "(unknown stack)") != 0) {
+			struct sbuf line = { 0 };
+			int rc = sb_add_frame(&line, pname) != 0 ||
+			    sb_add(&line, ";", 1) != 0 ||
+			    sb_add_frame(&line, tname) != 0;
+
+			for (size_t k = n; rc == 0 && !empty && k-- > 0;) {
+				const char *loc = ploc(&t, fr[k], &len);
+				char *nm = strndup(loc, len);
+
+				rc = nm == NULL || sb_add(&line, ";", 1) != 0 ||
+				    sb_add_frame(&line, nm) != 0;
+				free(nm);
+			}
+			if (rc == 0)
+				rc = agg_add(&s->folded_stacks, line.p, 1);
+			free(line.p);
+			if (rc != 0)
+				return fail(s, -ENOMEM);
+		}
+	}
+	if (sampled && smp.nrows != 0 && pc->cpu_ns_per_unit > 0) {
+		/* One CPU entry per thread, as in a dump (n: its samples). */
+		snprintf(key, sizeof(key), "%s (pid %.0f) / %s (tid %.0f)",
+		    pname, pid, tname, tid);
+		if (agg_add(&s->cpu, key, cpu_ms) != 0)
+			return fail(s, -ENOMEM);
+	}
+	return 0;
+}
+
+/* Every thread of the array the reader is at (threads of @pm's process). */
+static int
+prof_threads(struct sum *s, struct jr *r, struct pctx *pc,
+    const struct pmeta *pm)
+{
+	bool first = true;
+	int rc;
+
+	if (jr_open(r, '[') != 0)
+		return -1;
+	while ((rc = jr_elem(r, &first)) == 1) {
+		if ((rc = jr_dom(r, &pc->d)) != 0)
+			return rc;
+		if ((rc = prof_thread(s, pc, pm)) != 0)
+			return rc;
+	}
+	return rc;
+}
+
+/* Second pass: the threads, top level then processes[]. */
+static int
+scan_threads(struct sum *s, struct jr *r, struct pctx *pc)
+{
+	static const struct pmeta none;
+	char key[64];
+	bool first = true;
+	int rc;
+
+	if (jr_open(r, '{') != 0)
+		return -1;
+	while ((rc = jr_member(r, &first, &pc->scratch, key,
+	    sizeof(key))) == 1) {
+		if (strcmp(key, "threads") == 0) {
+			if ((rc = prof_threads(s, r, pc, &pc->top)) != 0)
+				return rc;
+		} else if (strcmp(key, "processes") == 0) {
+			bool pfirst = true;
+			size_t i = 0;
+
+			if (jr_open(r, '[') != 0)
+				return -1;
+			while ((rc = jr_elem(r, &pfirst)) == 1) {
+				const struct pmeta *pm = i < pc->nsub ?
+				    &pc->sub[i] : &none;
+				bool mfirst = true;
+
+				i++;
+				if (jr_open(r, '{') != 0)
+					return -1;
+				while ((rc = jr_member(r, &mfirst, &pc->scratch,
+				    key, sizeof(key))) == 1) {
+					if (strcmp(key, "threads") == 0)
+						rc = prof_threads(s, r, pc, pm);
+					else
+						rc = jr_skip(r);
+					if (rc != 0)
+						return rc;
+				}
+				if (rc < 0)
+					return rc;
+			}
+			if (rc < 0)
+				return rc;
+		} else if (jr_skip(r) != 0) {
+			return -1;
+		}
+	}
+	return rc;
+}
+
+/* One pass of @fn over the profile @path. Return: as @fn; 2 unreadable. */
+static int
+prof_pass(struct sum *s, struct pctx *pc, const char *path,
+    int (*fn)(struct sum *, struct jr *, struct pctx *))
+{
+	struct jr *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (r == NULL)
+		return -ENOMEM;
+	r->f = gzopen(path, "rb");
+	if (r->f == NULL) {
+		free(r);
+		return 2;
+	}
+	gzbuffer(r->f, 1 << 17);
+	rc = fn(s, r, pc);
+	if (rc == 0 && jr_ws(r) >= 0)
+		rc = -1;                /* bytes after the profile */
+	if (rc == -1)
+		fprintf(stderr, PROG ": %s: byte %" PRIu64 ": not a JSON "
+		    "profile\n", path, r->off);
+	gzclose(r->f);
+	free(r);
+	return rc;
+}
+
+static int
+metas_pass(struct sum *s, struct jr *r, struct pctx *pc)
+{
+	(void)s;
+	return scan_metas(r, pc);
+}
+
+/* Context: main thread. Return: 0, or 2 (error printed). */
+static int
+read_profile(struct sum *s, const char *path)
+{
+	struct pctx pc;
+	int rc;
+
+	memset(&pc, 0, sizeof(pc));
+	pc.idle_cat = -1;
+	rc = prof_pass(s, &pc, path, metas_pass);
+	if (rc == 0)
+		rc = prof_pass(s, &pc, path, scan_threads);
+	jdom_free(&pc.d);
+	jdom_free(&pc.scratch);
+	free(pc.sub);
+	if (rc == 2 || rc == -ENOMEM || s->err != 0)
+		fprintf(stderr, PROG ": %s: %s\n", path, rc == 2 ?
+		    strerror(errno ? errno : EIO) : strerror(ENOMEM));
+	return rc == 0 && s->err == 0 ? 0 : 2;
+}
+
+/* A converted profile (JSON, maybe gzip), else a dump? */
+static int
+is_profile(const char *path, bool *yes)
+{
+	unsigned char b[64];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, b, sizeof(b));
+	close(fd);
+	*yes = false;
+	if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
+		*yes = true;
+		return 0;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		if (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')
+			continue;
+		*yes = b[i] == '{';
+		break;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The report                                                           */
+
 void
 summarize_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: rtprof summarize [--top N] [--folded] [--sysroot DIR] "
-	    "DUMP...\n"
-	    "Time blocked by call, CPU time per thread and the top functions\n"
-	    "by self samples of rtprof dumps (several: aggregated).\n"
+	    "FILE...\n"
+	    "Time blocked by call and by stack, CPU time per thread and the\n"
+	    "top functions by self samples of rtprof dumps or of profiles\n"
+	    "converted from them (.json, .json.gz); several: aggregated.\n"
 	    "  --top N         rows per table (20)\n"
 	    "  --folded        print folded stacks (\"a;b;c N\") instead, for\n"
 	    "                  flame-graph tools\n"
-	    "  --sysroot DIR   where the recorded machine's files are\n"
+	    "  --sysroot DIR   where the recorded machine's files are (dumps)\n"
 	    "Exit status: 0; 1 a dump had damage (what could be read was\n"
-	    "summarized); 2 usage error or unreadable dump.\n");
+	    "summarized); 2 usage error or unreadable input.\n");
+}
+
+static void
+print_by_stack(const struct sum *s, size_t top)
+{
+	struct agg_ent *v = agg_sorted(&s->bstack);
+
+	printf("\nTime blocked, by stack (calls that blocked at least the "
+	    "threshold,\nwith the stack where they blocked, innermost "
+	    "frame first):\n");
+	if (s->bstack.n == 0)
+		printf("  (no backtrace recorded)\n");
+	for (size_t k = 0; v != NULL && k < s->bstack.n && k < top; k++) {
+		const char *p = v[k].key, *nl = strchr(p, KEY_SEP);
+
+		printf("  %.*s: %" PRIu64 " call%s, %.3f ms (mean %.3f ms, "
+		    "max %.3f ms)\n", nl != NULL ? (int)(nl - p) : (int)strlen(p),
+		    p, v[k].n, v[k].n == 1 ? "" : "s", v[k].total,
+		    v[k].total / (double)v[k].n, v[k].max);
+		while (nl != NULL) {
+			p = nl + 1;
+			nl = strchr(p, KEY_SEP);
+			printf("        %.*s\n", nl != NULL ? (int)(nl - p) :
+			    (int)strlen(p), p);
+		}
+	}
+	if (s->bstack.n > top)
+		printf("  (%zu more stacks)\n", s->bstack.n - top);
+	if (s->nostack_n != 0)
+		printf("  (without a stack: %" PRIu64 " call%s, %.3f ms: "
+		    "under the threshold)\n", s->nostack_n,
+		    s->nostack_n == 1 ? "" : "s", s->nostack_ms);
+	free(v);
 }
 
 /* Context: main thread. Return: the exit status. */
@@ -387,19 +1637,12 @@ int
 cmd_summarize(int argc, char **argv)
 {
 	struct sum s;
-	struct rtprof_dump_cb cb = {
-		.on_header = on_header, .on_modules = on_modules,
-		.on_thread = on_thread, .on_schema = on_schema,
-		.on_string = on_string, .on_record = on_record,
-	};
-	struct rtprof_dump_stats st;
 	struct agg_ent *v;
 	size_t top = 20;
 	int i, status = 0;
 
 	memset(&s, 0, sizeof(s));
 	s.blocked_type = -1;
-	cb.ctx = &s;
 	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
 		if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
 			top = (size_t)strtoul(argv[++i], NULL, 10);
@@ -422,36 +1665,22 @@ cmd_summarize(int argc, char **argv)
 		return 2;
 	}
 	for (; i < argc; i++) {
-		/* Twice: first the threads' last names (a thread named after
-		 * its comm is described again at exit), then everything. */
-		struct rtprof_dump_cb names = { .ctx = &s,
-		    .on_thread = on_thread };
-		int fd = open(argv[i], O_RDONLY | O_CLOEXEC), rc;
+		bool prof;
+		int rc = is_profile(argv[i], &prof);
 
-		if (fd < 0) {
+		if (rc != 0) {
 			fprintf(stderr, PROG ": %s: %s\n", argv[i],
-			    strerror(errno));
-			return 2;
+			    strerror(-rc));
+			status = 2;
+			goto out;
 		}
-		rc = rtprof_dump_read_fd(fd, &names, &st);
-		if (rc == 0 && lseek(fd, 0, SEEK_SET) == 0) {
-			s.names_final = true;
-			rc = rtprof_dump_read_fd(fd, &cb, &st);
+		rc = prof ? read_profile(&s, argv[i]) : read_dump(&s, argv[i]);
+		if (rc == 2) {
+			status = 2;
+			goto out;
 		}
-		s.names_final = false;
-		close(fd);
-		if (rc != 0 || s.err != 0 || st.frames == 0) {
-			fprintf(stderr, PROG ": %s: %s\n", argv[i], st.frames == 0 ?
-			    "not an rtprof dump" : strerror(-(rc ? rc : s.err)));
-			return 2;
-		}
-		if (st.damage != 0) {
-			fprintf(stderr, PROG ": %s: %" PRIu64 " damage report(s):"
-			    " summarized what could be read\n", argv[i],
-			    st.damage);
+		if (rc == 1)
 			status = 1;
-		}
-		reset_dump(&s);
 	}
 	if (s.folded) {
 		v = agg_sorted(&s.folded_stacks);
@@ -471,6 +1700,8 @@ cmd_summarize(int argc, char **argv)
 		printf("  %-24s %10" PRIu64 " %12.3f %10.3f %10.3f\n", v[k].key,
 		    v[k].n, v[k].total, v[k].total / (double)v[k].n, v[k].max);
 	free(v);
+	if (s.blocked.n != 0)
+		print_by_stack(&s, top);
 	printf("\nCPU time by thread (from %" PRIu64 " samples):\n", s.samples);
 	v = agg_sorted(&s.cpu);
 	for (size_t k = 0; v != NULL && k < s.cpu.n && k < top; k++)
@@ -489,6 +1720,7 @@ cmd_summarize(int argc, char **argv)
 	free(v);
 out:
 	agg_free(&s.blocked);
+	agg_free(&s.bstack);
 	agg_free(&s.cpu);
 	agg_free(&s.self);
 	agg_free(&s.folded_stacks);

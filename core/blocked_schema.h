@@ -1,0 +1,28 @@
+/*
+ * blocked_schema.h - the "Blocked" marker type that core/preload.c records
+ * for every timed blocking call (internal: also used by tests that record
+ * the same markers without the preload library).
+ */
+#ifndef RTPROF_CORE_BLOCKED_SCHEMA_H
+#define RTPROF_CORE_BLOCKED_SCHEMA_H
+
+#include "../rt/rtprof.h"
+
+static const struct rtprof_marker_schema rtprof__blocked_schema = {
+	.name = "Blocked",
+	.category = RTPROF_CAT_IO,
+	.display = RTPROF_DISPLAY_MARKER_CHART | RTPROF_DISPLAY_MARKER_TABLE |
+	    RTPROF_DISPLAY_TIMELINE_FILEIO,
+	.tooltip_label = "{marker.data.call} blocked {marker.duration}",
+	.table_label = "{marker.data.call}(fd {marker.data.fd}): "
+	    "{marker.data.bytes} bytes",
+	.chart_label = "{marker.data.call}",
+	.nfields = 3,
+	.fields = {
+		{ "call", "Call", "string", RTPROF_FIELD_STATIC_STR },
+		{ "fd", "Descriptor", "integer", RTPROF_FIELD_I64 },
+		{ "bytes", "Bytes", "bytes", RTPROF_FIELD_I64 },
+	},
+};
+
+#endif /* RTPROF_CORE_BLOCKED_SCHEMA_H */
