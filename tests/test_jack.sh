@@ -33,5 +33,8 @@ cat "$dir/client.out"
 "$m2g" -q "$dir/jack.rtprof" -o "$dir/jack.json" || fail "msgpack2gecko exit $?"
 "$py" "$src/gecko_check.py" --require-samples "$dir/jack.json" ||
     fail "gecko_check.py rejects the profile"
-"$py" "$src/test_jack.py" "$dir/jack.json" "$dir/client.out" || fail "content"
+"$py" "$src/test_jack.py" "$dir/jack.json" "$dir/client.out"
+rc=$?
+[ $rc -ne 77 ] || exit 77       # the machine cannot keep JACK's time
+[ $rc -eq 0 ] || fail "content"
 echo "test_jack: ok"

@@ -109,7 +109,8 @@ struct rec {
 	uint64_t max_total;     /* 0: no total cap */
 	uint64_t committed;     /* bytes written or promised (frames begun) */
 	bool cap_reached;
-	int refused;            /* over RECORD_MAX_PROCS */
+	int max_procs;          /* --max-processes, <= RECORD_MAX_PROCS */
+	int refused;            /* over max_procs */
 	int refused_cap;        /* after the total cap */
 	uint64_t progress;      /* bytes read, processes added */
 	struct rtprof_gecko_note notes[MAX_NOTES];      /* strings owned */
@@ -427,19 +428,21 @@ serve(int lfd, struct rec *r)
 			close(c);
 			continue;
 		}
-		if (r->cap_reached || r->n == RECORD_MAX_PROCS + 1) {
+		if (r->cap_reached || r->n == r->max_procs) {
 			/* No descriptor: it runs unrecorded. */
 			bool cap = r->cap_reached;
 
+			char why[64];
+
 			proc_comm(pid, comm, sizeof(comm));
+			snprintf(why, sizeof(why), cap ? "the total byte cap "
+			    "was reached" : "more than %d processes "
+			    "(--max-processes)", r->max_procs);
 			if (cap ? r->refused_cap++ == 0 : r->refused++ == 0)
 				fprintf(stderr, PROG ": %s: pid %d and later "
-				    "processes are not recorded\n", cap ?
-				    "the total byte cap was reached" :
-				    "more than " "64 processes", pid);
-			note(r, "process not recorded", NULL, pid, comm, cap ?
-			    "the total byte cap was reached" : "more than 64 "
-			    "processes (RECORD_MAX_PROCS)", -1);
+				    "processes are not recorded\n", why, pid);
+			note(r, "process not recorded", NULL, pid, comm, why,
+			    -1);
 			close(c);
 			continue;
 		}
@@ -591,7 +594,8 @@ record_usage(FILE *f)
 	fprintf(f,
 	    "usage: rtprof record [-o OUT] [--interval MS] [--memory MIB]\n"
 	    "                     [--max-bytes N] [--max-total-bytes N]\n"
-	    "                     [--block-threshold US] -- CMD [ARGS...]\n"
+	    "                     [--block-threshold US] [--max-processes N]\n"
+	    "                     -- CMD [ARGS...]\n"
 	    "Run CMD with rtprof preloaded: its main thread and every thread\n"
 	    "it creates are sampled, calls that block are timed, and every\n"
 	    "program it starts is followed; the dumps become one Firefox\n"
@@ -604,6 +608,10 @@ record_usage(FILE *f)
 	    "  --max-total-bytes N\n"
 	    "                  cap on all dumps together: past it dumps end\n"
 	    "                  and later processes are not recorded (none)\n"
+	    "  --max-processes N\n"
+	    "                  record at most N processes, CMD included; later\n"
+	    "                  ones run unrecorded, and the profile says so\n"
+	    "                  (64, the most)\n"
 	    "  --block-threshold US\n"
 	    "                  a blocking call of at least US microseconds\n"
 	    "                  carries the stack where it blocked (100;\n"
@@ -706,6 +714,7 @@ cmd_record(int argc, char **argv)
 	const char *out = NULL, *interval = NULL, *memory = NULL, *maxb = NULL;
 	const char *block = NULL;
 	uint64_t max_total = 0, v;
+	long max_procs = RECORD_MAX_PROCS;
 	double us;
 	struct sigaction sa;
 	struct tool_convert_opts opts;
@@ -745,6 +754,18 @@ cmd_record(int argc, char **argv)
 				    "byte count above 0: %s\n", argv[i]);
 				return 2;
 			}
+		} else if (strcmp(argv[i], "--max-processes") == 0 &&
+		    i + 1 < argc) {
+			char *end;
+
+			max_procs = strtol(argv[++i], &end, 10);
+			if (*argv[i] == '\0' || *end != '\0' || max_procs < 1 ||
+			    max_procs > RECORD_MAX_PROCS) {
+				fprintf(stderr, PROG ": --max-processes: not a "
+				    "number from 1 to %d: %s\n",
+				    RECORD_MAX_PROCS, argv[i]);
+				return 2;
+			}
 		} else if (strcmp(argv[i], "--block-threshold") == 0 &&
 		    i + 1 < argc) {
 			char *end;
@@ -782,6 +803,7 @@ cmd_record(int argc, char **argv)
 		return 2;
 	}
 	r->max_total = max_total;
+	r->max_procs = (int)max_procs;
 	dump_path(out, dump, sizeof(dump));
 	r->dump = dump;
 	preload_path(pre, sizeof(pre));
