@@ -38,8 +38,9 @@ static double clock_rate;  /* ticks per second */
 static uint64_t cal_ticks, cal_mono;
 static pthread_once_t rate_once = PTHREAD_ONCE_INIT;
 
-static uint64_t
-mono_ns(clockid_t id)
+/* Clock @id in ns. Context: any thread but an RT one (the vDSO). */
+uint64_t
+rtprof__clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
@@ -101,7 +102,7 @@ rtprof__clock_init(void)
 #else
 	(void)monotonic;        /* armhf and the rest: monotonic anyway */
 #endif
-	cal_mono = mono_ns(CLOCK_MONOTONIC);
+	cal_mono = rtprof__clock_ns(CLOCK_MONOTONIC);
 	cal_ticks = read_ticks();
 }
 
@@ -128,9 +129,9 @@ rtprof__clock_pair(uint64_t *ticks, uint64_t *mono, uint64_t *wall)
 	uint64_t best = UINT64_MAX;
 
 	for (int i = 0; i < 5; i++) {
-		uint64_t m0 = mono_ns(CLOCK_MONOTONIC);
+		uint64_t m0 = rtprof__clock_ns(CLOCK_MONOTONIC);
 		uint64_t t = read_ticks();
-		uint64_t m1 = mono_ns(CLOCK_MONOTONIC);
+		uint64_t m1 = rtprof__clock_ns(CLOCK_MONOTONIC);
 
 		if (m1 - m0 < best) {
 			best = m1 - m0;
@@ -138,7 +139,7 @@ rtprof__clock_pair(uint64_t *ticks, uint64_t *mono, uint64_t *wall)
 			*mono = m0 + (m1 - m0) / 2;
 		}
 	}
-	*wall = mono_ns(CLOCK_REALTIME);
+	*wall = rtprof__clock_ns(CLOCK_REALTIME);
 }
 
 static void
@@ -151,7 +152,7 @@ calibrate(void)
 		return;
 	/* At least 20 ms between the pairs: error below 1e-5 with ~100 ns of
 	 * pair uncertainty. */
-	elapsed = mono_ns(CLOCK_MONOTONIC) - cal_mono;
+	elapsed = rtprof__clock_ns(CLOCK_MONOTONIC) - cal_mono;
 	if (elapsed < 20000000u) {
 		struct timespec ts = { 0, (long)(20000000u - elapsed) };
 		while (nanosleep(&ts, &ts) != 0)

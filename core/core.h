@@ -192,6 +192,12 @@ struct rtprof__core *rtprof__core_get(const rtprof_lock *lk);
 void rtprof__clock_init(void);
 /* Context: any non-RT thread. Reads ticks, MONOTONIC and REALTIME at once. */
 void rtprof__clock_pair(uint64_t *ticks, uint64_t *mono, uint64_t *wall);
+uint64_t rtprof__clock_ns(clockid_t id);
+static inline uint64_t
+rtprof__mono_ns(void)
+{
+	return rtprof__clock_ns(CLOCK_MONOTONIC);
+}
 const char *rtprof__clock_source(void);
 /* Context: any thread; calibrated ticks per second (may sleep once). */
 double rtprof__clock_rate(void);

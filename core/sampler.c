@@ -64,15 +64,6 @@ static int64_t *ctr_last;       /* last user counter value written */
 static uint32_t ctr_last_n;
 static uint64_t self_mem_last;
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ------------------------------------------------------------------ */
 /* Records, written into the sampler's own buffer (rtprof.h fast path).  */
 
@@ -177,14 +168,15 @@ ask(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t deadline)
 	if (syscall(SYS_tgkill, (int)rtprof__sample_pid, (int)th->tid,
 	    RTPROF__SAMPLE_SIGNAL) != 0)
 		goto cancel;
-	t0 = mono_ns();
+	t0 = rtprof__mono_ns();
 	for (;;) {
 		/* acquire: pairs with the handler's release of DONE. */
 		st = atomic_load_explicit(&req->state, memory_order_acquire);
 		if (st == (seq | RTPROF__REQ_DONE))
 			return 1;
 		if (st == (seq | RTPROF__REQ_ASKED) &&
-		    (mono_ns() - t0 > SAMPLE_WAIT_NS || mono_ns() > deadline))
+		    (rtprof__mono_ns() - t0 > SAMPLE_WAIT_NS ||
+		    rtprof__mono_ns() > deadline))
 			goto cancel;
 		/*
 		 * Claimed: the handler is copying (bounded); keep waiting.
@@ -414,7 +406,8 @@ tick(const rtprof_lock *lk, uint32_t gen, uint64_t t_lock0, uint64_t m_lock0,
 {
 	struct rtprof__core *c = rtprof__core_get(lk);
 	struct rtprof__thread *self = rtprof__tls.thread;
-	uint64_t m1 = mono_ns(), m2, m3, v[4] = { m1 - m_lock0, 0, 0, 0 };
+	uint64_t m1 = rtprof__mono_ns(), m2, m3;
+	uint64_t v[4] = { m1 - m_lock0, 0, 0, 0 };
 	/* Below 2% of a tick of CPU, a thread counts as idle. */
 	uint64_t idle_ns = interval_ns / 50;
 	uint64_t deadline = m1 + interval_ns / TICK_WAIT_SHARE;
@@ -427,9 +420,9 @@ tick(const rtprof_lock *lk, uint32_t gen, uint64_t t_lock0, uint64_t m_lock0,
 		sample_thread(lk, th, gen, idle_ns, deadline);
 		v[3]++;
 	}
-	m2 = mono_ns();
+	m2 = rtprof__mono_ns();
 	sample_counters(lk);
-	m3 = mono_ns();
+	m3 = rtprof__mono_ns();
 	v[1] = m2 - m1;
 	v[2] = m3 - m2;
 	rec_overhead(t_lock0, rtprof_now(), v);
@@ -474,7 +467,7 @@ sampler_main(void *arg)
 			pthread_cond_wait(&c->sampler_cv, &c->mu);
 			continue;
 		}
-		now = mono_ns();
+		now = rtprof__mono_ns();
 		if (s->gen != gen) {
 			gen = s->gen;
 			next = now + s->set.sample_interval_us * 1000ull;
@@ -491,7 +484,7 @@ sampler_main(void *arg)
 		/* The lock's cost is part of the overhead: take it again. */
 		rtprof__unlock(lk);
 		t_lock0 = rtprof_now();
-		m_lock0 = mono_ns();
+		m_lock0 = rtprof__mono_ns();
 		lk = rtprof__lock();
 		c = rtprof__core_get(lk);
 		if (c->running != s || s->paused)

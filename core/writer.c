@@ -632,15 +632,6 @@ refill_all(const rtprof_lock *lk)
 	}
 }
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* An EVENT frame: the link fell behind, {records, chunks} dropped so far. */
 static void
 add_link_event(struct rtprof__session *s)
@@ -677,7 +668,7 @@ add_link_event(struct rtprof__session *s)
 static void
 pace(const rtprof_lock *lk, struct rtprof__session *s)
 {
-	uint64_t rate = s->set.link_bytes_per_sec, now = mono_ns();
+	uint64_t rate = s->set.link_bytes_per_sec, now = rtprof__mono_ns();
 	int64_t cap = (int64_t)(rate / 4 > 1 ? rate / 4 : 1);
 	uint64_t backlog = 2 * rate, written;
 
