@@ -120,6 +120,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "testutil.h"
 #include "dumpmodel.h"
 #include "rtprof.h"
 
@@ -132,49 +133,11 @@
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                        */
 
-struct rng {
-	uint64_t s;
-};
-
-static uint32_t
-rng_next(struct rng *g)
-{
-	/* xorshift64* */
-	g->s ^= g->s >> 12;
-	g->s ^= g->s << 25;
-	g->s ^= g->s >> 27;
-	return (uint32_t)((g->s * 2685821657736338717ull) >> 32);
-}
-
-static void
-rng_seed(struct rng *g, uint64_t seed)
-{
-	g->s = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
-	if (g->s == 0)
-		g->s = 1;
-	rng_next(g);
-}
-
-static void
-sleep_us(unsigned us)
-{
-	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
-
-	/* EINTR (SIGUSR1) just shortens the sleep. */
-	nanosleep(&ts, NULL);
-}
-
 static uint64_t
 ns_between(const struct timespec *a, const struct timespec *b)
 {
 	return (uint64_t)((b->tv_sec - a->tv_sec) * 1000000000 +
 	    (b->tv_nsec - a->tv_nsec));
-}
-
-static pid_t
-gettid_(void)
-{
-	return (pid_t)syscall(SYS_gettid);
 }
 
 /* ------------------------------------------------------------------ */
@@ -340,18 +303,6 @@ rec_one(struct reg *r, struct rng *g)
 		r->n_wake++;
 		rtprof_thread_wake();
 	}
-}
-
-static void
-spin_us(unsigned us)
-{
-	struct timespec a, b;
-
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	do
-		clock_gettime(CLOCK_MONOTONIC, &b);
-	while ((int64_t)(b.tv_sec - a.tv_sec) * 1000000 +
-	    (b.tv_nsec - a.tv_nsec) / 1000 < (int64_t)us);
 }
 
 /* Bursts of events; quota 0: until time is up. */

@@ -1,0 +1,71 @@
+/*
+ * testutil.h - small helpers the runtime's stress tests share: a seeded
+ * generator (xorshift64*), sleeping and spinning for microseconds, the
+ * calling thread's kernel id. Test support only.
+ */
+#ifndef RTPROF_TESTUTIL_H
+#define RTPROF_TESTUTIL_H
+
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+struct rng {
+	uint64_t s;
+};
+
+static inline uint32_t
+rng_next(struct rng *g)
+{
+	/* xorshift64* */
+	g->s ^= g->s >> 12;
+	g->s ^= g->s << 25;
+	g->s ^= g->s >> 27;
+	return (uint32_t)((g->s * 2685821657736338717ull) >> 32);
+}
+
+static inline void
+rng_seed(struct rng *g, uint64_t seed)
+{
+	g->s = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+	if (g->s == 0)
+		g->s = 1;
+	rng_next(g);
+}
+
+/* A signal (the sampler's SIGPROF, a test's own) just shortens it. */
+static inline void
+sleep_us(unsigned us)
+{
+	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static inline uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void
+spin_us(unsigned us)
+{
+	uint64_t t0 = mono_ns();
+
+	while (mono_ns() - t0 < (uint64_t)us * 1000)
+		;
+}
+
+static inline pid_t
+gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+#endif /* RTPROF_TESTUTIL_H */
