@@ -471,7 +471,8 @@ take_range(const rtprof_lock *lk, struct rtprof__session *s,
 }
 
 /* Move the oldest kept chunk into the batch. Return: its bytes, 0 if none
- * (or no memory for the batch: it stays queued). */
+ * (or no memory for the batch: it stays queued).
+ * Context: writer thread, lock held. */
 static uint32_t
 send_oldest(struct rtprof__session *s)
 {
@@ -491,7 +492,8 @@ send_oldest(struct rtprof__session *s)
 	return range_bytes(w->from, w->to) + RTPROF_FRAME_OVERHEAD;
 }
 
-/* Move all kept chunks into the batch (dump, stop). */
+/* Move all kept chunks into the batch (dump, stop). Context: writer, lock
+ * held. */
 static void
 flush_kept(struct rtprof__session *s)
 {
@@ -754,18 +756,11 @@ settle_drops(const rtprof_lock *lk, struct rtprof__session *s,
 	    (mine ? th->acct_drops_full : 0);
 	nested = atomic_load_explicit(&th->dropped_nested,
 	    memory_order_relaxed) - (mine ? th->acct_drops_nested : 0);
-	/* The entry is per tid: an earlier thread with the same tid may have
-	 * settled into it already. Add what changed since this thread's own
-	 * last settlement (a dump request settles again). */
-	if (th->acct_settled_gen != s->gen) {
-		th->acct_settled_gen = s->gen;
-		th->acct_settled_full = 0;
-		th->acct_settled_nested = 0;
-	}
-	a->dropped_full += full - th->acct_settled_full;
-	a->dropped_nested += nested - th->acct_settled_nested;
-	th->acct_settled_full = full;
-	th->acct_settled_nested = nested;
+	/* Once per thread and session (at its free while the session runs,
+	 * else at the stop), added: the entry is per tid, and an earlier
+	 * thread with the same tid may have settled into it already. */
+	a->dropped_full += full;
+	a->dropped_nested += nested;
 }
 
 static void

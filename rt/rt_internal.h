@@ -175,12 +175,6 @@ struct rtprof__thread {
 	uint32_t acct_gen;
 	uint64_t acct_drops_full;
 	uint64_t acct_drops_nested;
-	/* What settle_drops() (writer.c) last added for this thread to its
-	 * session's trailer entry, which it may share with an earlier thread
-	 * of the same tid. */
-	uint32_t acct_settled_gen;
-	uint64_t acct_settled_full;
-	uint64_t acct_settled_nested;
 	uint32_t announced_gen;  /* THREAD frame written for this session */
 	int announced_exit;
 	uint64_t chunks_alive;   /* chunks of this thread in queues */

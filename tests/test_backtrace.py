@@ -18,6 +18,7 @@ stack rows after theirs) and one with the sampler on:
   nanosleep without a stack), CPU per thread, and the same folded stacks.
 """
 
+import gzip
 import os
 import shutil
 import subprocess
@@ -158,7 +159,29 @@ def main():
         check(rc == 0, f"{mode}: gecko_check.py rejects the profile:\n{out}")
         check_profile(mode, load(prof))
         compare_summaries(mode, dump, prof)
+    bad_profiles(os.path.join(DIR, "sampled.json.gz"))
     print("test_backtrace: ok", file=sys.stderr)
+
+
+def bad_profiles(prof):
+    """A damaged profile: one clear line naming the file, exit 2, never
+    a crash (the sanitizer builds run this too)."""
+    with gzip.open(prof, "rb") as f:
+        text = f.read()
+    cases = {
+        "cut.json": text[:len(text) // 2],
+        "junk.json": b"{\"meta\": [1, 2, }" + text[:100],
+        "deep.json": b"[" * 100000 + b"]" * 100000,
+        "notjson.json": b"\x00\x01 not json at all",
+    }
+    for name, data in cases.items():
+        path = os.path.join(DIR, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        rc, out, err = run([RTPROF, "summarize", path])
+        check(rc == 2 and path in err and len(err.strip().splitlines()) == 1
+              and "Sanitizer" not in err and "runtime error" not in err,
+              f"summarize {name}: exit {rc}, stderr {err!r}")
 
 
 main()

@@ -1156,9 +1156,17 @@ read_meta(struct pctx *pc, const struct jdom *d, const struct jv *m,
 	}
 }
 
-/* First pass: the top-level meta (written last) and every sub-process's. */
+/*
+ * Walk a profile: call @fn(@s, @r, @pc, KEY, PROC) for every member of the
+ * top-level object (PROC -1) and of each processes[] element (PROC its
+ * index); @fn reads or skips the member's value. Return: 0, or the first
+ * non-zero from @fn or the reader.
+ */
+typedef int (*member_fn)(struct sum *s, struct jr *r, struct pctx *pc,
+    const char *key, long proc);
+
 static int
-scan_metas(struct jr *r, struct pctx *pc)
+walk_profile(struct sum *s, struct jr *r, struct pctx *pc, member_fn fn)
 {
 	char key[64];
 	bool first = true;
@@ -1168,48 +1176,67 @@ scan_metas(struct jr *r, struct pctx *pc)
 		return -1;
 	while ((rc = jr_member(r, &first, &pc->scratch, key,
 	    sizeof(key))) == 1) {
-		if (strcmp(key, "meta") == 0) {
-			if ((rc = jr_dom(r, &pc->d)) != 0)
+		bool pfirst = true;
+		long proc = 0;
+
+		if (strcmp(key, "processes") != 0) {
+			if ((rc = fn(s, r, pc, key, -1)) != 0)
 				return rc;
-			read_meta(pc, &pc->d, &pc->d.root, &pc->top, true);
-		} else if (strcmp(key, "processes") == 0) {
-			bool pfirst = true;
+			continue;
+		}
+		if (jr_open(r, '[') != 0)
+			return -1;
+		while ((rc = jr_elem(r, &pfirst)) == 1) {
+			bool mfirst = true;
 
-			if (jr_open(r, '[') != 0)
+			if (jr_open(r, '{') != 0)
 				return -1;
-			while ((rc = jr_elem(r, &pfirst)) == 1) {
-				bool mfirst = true;
-				struct pmeta *pm;
-
-				if (vgrow((void **)&pc->sub, &pc->subcap,
-				    pc->nsub + 1, sizeof(*pc->sub)) != 0)
-					return -ENOMEM;
-				pm = &pc->sub[pc->nsub++];
-				memset(pm, 0, sizeof(*pm));
-				if (jr_open(r, '{') != 0)
-					return -1;
-				while ((rc = jr_member(r, &mfirst, &pc->scratch,
-				    key, sizeof(key))) == 1) {
-					if (strcmp(key, "meta") != 0) {
-						if (jr_skip(r) != 0)
-							return -1;
-						continue;
-					}
-					if ((rc = jr_dom(r, &pc->d)) != 0)
-						return rc;
-					read_meta(pc, &pc->d, &pc->d.root, pm,
-					    false);
-				}
-				if (rc < 0)
+			while ((rc = jr_member(r, &mfirst, &pc->scratch, key,
+			    sizeof(key))) == 1)
+				if ((rc = fn(s, r, pc, key, proc)) != 0)
 					return rc;
-			}
 			if (rc < 0)
 				return rc;
-		} else if (jr_skip(r) != 0) {
-			return -1;
+			proc++;
 		}
+		if (rc < 0)
+			return rc;
 	}
 	return rc;
+}
+
+static int
+skip_member(struct jr *r)
+{
+	return jr_skip(r) != 0 ? -1 : 0;
+}
+
+/* First pass: the top-level meta (written last) and every sub-process's. */
+static int
+meta_member(struct sum *s, struct jr *r, struct pctx *pc, const char *key,
+    long proc)
+{
+	struct pmeta *pm = &pc->top;
+	int rc;
+
+	(void)s;
+	if (strcmp(key, "meta") != 0)
+		return skip_member(r);
+	if (proc >= 0) {
+		if ((size_t)proc >= pc->nsub) {
+			if (vgrow((void **)&pc->sub, &pc->subcap,
+			    (size_t)proc + 1, sizeof(*pc->sub)) != 0)
+				return -ENOMEM;
+			memset(&pc->sub[pc->nsub], 0, ((size_t)proc + 1 -
+			    pc->nsub) * sizeof(*pc->sub));
+			pc->nsub = (size_t)proc + 1;
+		}
+		pm = &pc->sub[proc];
+	}
+	if ((rc = jr_dom(r, &pc->d)) != 0)
+		return rc;
+	read_meta(pc, &pc->d, &pc->d.root, pm, proc < 0);
+	return 0;
 }
 
 /* "name (in lib)" -> "name" (as a dump's summary names functions). */
@@ -1449,53 +1476,22 @@ prof_threads(struct sum *s, struct jr *r, struct pctx *pc,
 
 /* Second pass: the threads, top level then processes[]. */
 static int
-scan_threads(struct sum *s, struct jr *r, struct pctx *pc)
+threads_member(struct sum *s, struct jr *r, struct pctx *pc, const char *key,
+    long proc)
 {
 	static const struct pmeta none;
-	char key[64];
-	bool first = true;
-	int rc;
+	const struct pmeta *pm = proc < 0 ? &pc->top :
+	    (size_t)proc < pc->nsub ? &pc->sub[proc] : &none;
 
-	if (jr_open(r, '{') != 0)
-		return -1;
-	while ((rc = jr_member(r, &first, &pc->scratch, key,
-	    sizeof(key))) == 1) {
-		if (strcmp(key, "threads") == 0) {
-			if ((rc = prof_threads(s, r, pc, &pc->top)) != 0)
-				return rc;
-		} else if (strcmp(key, "processes") == 0) {
-			bool pfirst = true;
-			size_t i = 0;
+	if (strcmp(key, "threads") != 0)
+		return skip_member(r);
+	return prof_threads(s, r, pc, pm);
+}
 
-			if (jr_open(r, '[') != 0)
-				return -1;
-			while ((rc = jr_elem(r, &pfirst)) == 1) {
-				const struct pmeta *pm = i < pc->nsub ?
-				    &pc->sub[i] : &none;
-				bool mfirst = true;
-
-				i++;
-				if (jr_open(r, '{') != 0)
-					return -1;
-				while ((rc = jr_member(r, &mfirst, &pc->scratch,
-				    key, sizeof(key))) == 1) {
-					if (strcmp(key, "threads") == 0)
-						rc = prof_threads(s, r, pc, pm);
-					else
-						rc = jr_skip(r);
-					if (rc != 0)
-						return rc;
-				}
-				if (rc < 0)
-					return rc;
-			}
-			if (rc < 0)
-				return rc;
-		} else if (jr_skip(r) != 0) {
-			return -1;
-		}
-	}
-	return rc;
+static int
+scan_threads(struct sum *s, struct jr *r, struct pctx *pc)
+{
+	return walk_profile(s, r, pc, threads_member);
 }
 
 /* One pass of @fn over the profile @path. Return: as @fn; 2 unreadable. */
@@ -1528,8 +1524,7 @@ prof_pass(struct sum *s, struct pctx *pc, const char *path,
 static int
 metas_pass(struct sum *s, struct jr *r, struct pctx *pc)
 {
-	(void)s;
-	return scan_metas(r, pc);
+	return walk_profile(s, r, pc, meta_member);
 }
 
 /* Context: main thread. Return: 0, or 2 (error printed). */
