@@ -373,8 +373,12 @@ blk_end(struct blk *b, const char *call, int64_t fd, int64_t bytes)
 		rtprof_put_i64(&r, fd);
 		rtprof_put_i64(&r, bytes);
 		rtprof_marker_close(&r);
-		/* Right after its marker, in the same stream. */
-		if (t1 - b->t0 >= bt_ticks)
+		/* Right after its marker, in the same stream. Never on a
+		 * real-time thread: the unwinder may take the loader's lock
+		 * and costs microseconds, and such a thread's next work (an
+		 * audio cycle) starts as soon as the call returns. */
+		if (t1 - b->t0 >= bt_ticks &&
+		    !(b->th->flags & RTPROF_THREAD_RT))
 			backtrace_rec(b->th, b->t0);
 	}
 	errno = saved;

@@ -54,7 +54,7 @@ extern int UNW_OBJ(search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
 
 struct umod {
 	uintptr_t lo, hi;        /* executable PT_LOAD range */
-	/* Each PT_LOAD segment: readable. Not the span from the first to
+	/* Each read-only PT_LOAD segment. Not the span from the first to
 	 * the last: the gaps between segments may be mapped PROT_NONE. */
 	uintptr_t seg_lo[UMOD_SEGS], seg_hi[UMOD_SEGS];
 	unsigned nseg;
@@ -142,7 +142,13 @@ scan_cb(struct dl_phdr_info *info, size_t size, void *ctx)
 		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
 
 		if (ph->p_type == PT_LOAD) {
-			if (m.nseg < UMOD_SEGS && (ph->p_flags & PF_R)) {
+			/* Read-only segments only: the unwind tables and
+			 * the code live there. A writable one holds the
+			 * program's data, which its threads change while
+			 * the sampler reads (a bogus frame address can
+			 * point at a global: TSan saw the race). */
+			if (m.nseg < UMOD_SEGS && (ph->p_flags & PF_R) &&
+			    !(ph->p_flags & PF_W)) {
 				m.seg_lo[m.nseg] = a;
 				m.seg_hi[m.nseg] = a + ph->p_memsz;
 				m.nseg++;

@@ -1,6 +1,6 @@
 """rtprof record on an unmodified program (tests/record_target.c).
 
-    test_record.py RTPROF RECORD_TARGET TESTS_DIR WORKDIR
+    test_record.py RTPROF RECORD_TARGET TESTS_DIR WORKDIR RECORD_RT
 
 - The program's exit status is rtprof's (3), and a program killed by a
   signal gives 128 + N (SIGTERM sent to rtprof is forwarded to it, and the
@@ -54,7 +54,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gecko_testlib import check, load, markers  # noqa: E402
 from summarize_testlib import func, parse_summary, stack_names  # noqa: E402
 
-RTPROF, TARGET, SRC, DIR = sys.argv[1:5]
+RTPROF, TARGET, SRC, DIR, RT_TARGET = sys.argv[1:6]
 
 
 def frames_of(th):
@@ -412,6 +412,29 @@ wait $a $b
           f"total: the gathering log {notes}")
     print(f"test_record: total cap: dumps {sorted(sizes.values())}",
           file=sys.stderr)
+
+    # A real-time thread's blocking calls are timed, but never unwound
+    # (the unwinder may lock and costs microseconds on a thread whose next
+    # cycle starts when the call returns); a plain thread's are.
+    out11 = os.path.join(DIR, "rt.json.gz")
+    r = subprocess.run([RTPROF, "record", "-o", out11, "--block-threshold",
+                        "0", "--", RT_TARGET], stderr=subprocess.PIPE,
+                       timeout=60)
+    check(r.returncode == 0, f"rt: exit {r.returncode}: {r.stderr.decode()}")
+    naps = {}
+    for th in load(out11)["threads"]:
+        if th["name"] in ("rt", "plain", "record_rt"):
+            naps[th["name"]] = [m for m in markers(th)
+                                if m["name"] == "Blocked" and
+                                m["data"]["call"] == "nanosleep"]
+    plain = [ms for name, ms in naps.items() if name != "rt"]
+    check(len(naps.get("rt", [])) >= 5 and
+          not any("cause" in m["data"] or "stack" in m["data"]
+                  for m in naps["rt"]),
+          f"rt: the real-time thread's sleeps {naps.get('rt')}")
+    check(plain and all(len(ms) >= 5 and all("cause" in m["data"]
+                                             for m in ms) for ms in plain),
+          f"rt: the plain thread's sleeps {plain}")
 
     # A cap on the number of processes: TARGET spawn starts children
     # (see record_target.c); with --max-processes 1 only TARGET itself is
