@@ -110,11 +110,14 @@ def main():
     for th in p["threads"]:
         if th["name"] != "cruncher":
             continue
-        # Samples the thread did not answer in time (a loaded machine:
-        # a CI compiling beside it left 49 and 85 of ~1000) have no
-        # stack: only the others count, and a few dozen are enough.
+        # Samples the thread did not answer in time have no stack: two
+        # busy crunchers and the sampler share 2 vCPUs here, so a
+        # cruncher often waits a whole time slice for a CPU, longer than
+        # a tick (seen on an idle host: 14 to 353 of ~700 with a stack;
+        # the sampler's late answers are issue 4's). Only the others
+        # count, and ten are enough for the order check below.
         stacks = [s for s in frames_of(th) if s != ["(no stack)"]]
-        check(len(stacks) >= 30, f"only {len(stacks)} cruncher samples "
+        check(len(stacks) >= 10, f"only {len(stacks)} cruncher samples "
               "with a stack")
         good = sum(1 for s in stacks
                    if any(x.startswith("outer_work (in ") for x in s) and
