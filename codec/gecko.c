@@ -4174,8 +4174,8 @@ write_frame_rows(struct json *j, const struct otables *o)
 
 /*
  * Samples, stackTable and frameTable of a thread the sampler sampled: its
- * SAMPLE/SAME records in time order (the sampler's stream is, but a sort
- * is cheap insurance), each with its CPU time since the previous one.
+ * SAMPLE/SAME records in time order (the sampler writes each thread's in
+ * order, but a sort is cheap insurance), each with its CPU time since the previous one.
  * @o: the thread's tables, built (build_tables) or not (@ok false).
  */
 static void

@@ -60,7 +60,8 @@ enum rtprof_rec_kind {
 #define RTPROF_SAMPLE_ASLEEP 0x01    /* the thread had said it sleeps */
 #define RTPROF_SAMPLE_LABELS 0x02    /* label-only: not interrupted */
 #define RTPROF_SAMPLE_TRUNCATED 0x04 /* deeper than the maximum depth */
-#define RTPROF_SAMPLE_NO_NATIVE 0x08 /* native unwinding failed or timed out */
+#define RTPROF_SAMPLE_NO_NATIVE 0x08 /* unwinding failed, signal blocked or
+					* not answered within 200 ms */
 
 /* BACKTRACE flags (the bit SAMPLE uses for the same thing). */
 #define RTPROF_BACKTRACE_TRUNCATED 0x04 /* deeper: the root side is missing */

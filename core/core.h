@@ -234,6 +234,7 @@ void rtprof__dump_signal_restore(const rtprof_lock *lk);
 /* sampler.c */
 int rtprof__sampler_ensure(const rtprof_lock *lk);
 void rtprof__sampler_kick(const rtprof_lock *lk);
+void rtprof__sampler_forget(const rtprof_lock *lk, struct rtprof__thread *th);
 
 /* procinfo.c: writes process facts with a msgpack packer. */
 struct msgpack_packer;

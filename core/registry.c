@@ -137,6 +137,7 @@ unregister(struct rtprof__thread *th)
 	/* From here the collector owns both rings (the mutex orders the
 	 * owner's last ring operations before the collector's). */
 	th->exited = 1;
+	rtprof__sampler_forget(lk, th);
 	rtprof__writer_kick(lk);
 	rtprof__unlock(lk);
 }

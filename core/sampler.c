@@ -20,8 +20,15 @@
  *   - any other thread is asked for a copy of its stack with SIGPROF
  *     (rt/rt_signal.c); the copy is unwound here (core/unwind.c) and merged
  *     with the labels by stack address into one SAMPLE record. A thread
- *     that does not answer within the tick's budget gets a sample without
- *     native frames (flag NO_NATIVE) and is asked less often after that.
+ *     that waits for a CPU answers only when it is scheduled, often a time
+ *     slice later: its request stays asked in one of a few slots and the
+ *     sampler goes on; at a later tick the answer becomes the sample of
+ *     the tick that asked (the thread has not run since: its stack then
+ *     is the one it had). Meanwhile the thread gets no other sample. A
+ *     thread that blocks the signal, or that has not answered after
+ *     PENDING_MAX_NS, or a request for which no slot is free, gets a
+ *     sample without native frames (flag NO_NATIVE); one that blocks the
+ *     signal is asked less often after that.
  * Then the counters (process RSS, the profiler's memory, user counters that
  * changed) as COUNTER records, and one OVERHEAD record with the tick's own
  * cost. Records go into the sampler's own SPSC chunk buffer: it is a
@@ -48,16 +55,24 @@
 #include "../codec/wire.h"
 
 /*
- * How long the sampler waits for a thread's handler before giving up (a
- * thread that waits for a CPU runs its handler only when scheduled); and
- * the share of the interval one tick may spend waiting for all threads.
- * A thread that did not answer gets a sample without native frames.
+ * How long the sampler waits for a thread's handler before it goes on to
+ * the next thread (leaving the request asked), and the share of the
+ * interval one tick may spend waiting for all threads; how long a request
+ * may stay asked before the sampler gives up on it, and how much CPU a
+ * thread that has not answered may use before its blocked signal counts.
  */
 #define SAMPLE_WAIT_NS 2000000
 #define TICK_WAIT_SHARE 1       /* the whole interval */
+#define PENDING_MAX_NS 200000000
+#define MASK_CPU_NS 1000000
+#define REQS_BYTES ((RTPROF__SAMPLE_SLOTS * sizeof(struct rtprof__sample_req) \
+    + 63) & ~(size_t)63)
 
-/* Sampler-thread state (only the sampler thread touches these). */
-static struct rtprof__sample_req *req;
+/* Sampler-thread state (only the sampler thread touches these; the slots
+ * also an unregistering thread, in rtprof__sampler_forget: both with the
+ * core lock held). */
+static struct rtprof__sample_req *reqs;          /* RTPROF__SAMPLE_SLOTS */
+static struct rtprof__thread *slot_of[RTPROF__SAMPLE_SLOTS];
 static struct rtprof__unwinder *unw;
 static uint64_t req_seq;
 static int64_t *ctr_last;       /* last user counter value written */
@@ -149,35 +164,102 @@ rec_overhead(uint64_t t0, uint64_t t1, const uint64_t v[4])
 /* One thread                                                           */
 
 /*
- * Ask @th for a copy of its stack. Return: 1 when the copy in `req` is
- * complete, 0 when the thread did not answer in time (or is gone).
- * Context: sampler thread, lock held (keeps @th registered).
+ * The slot of @th's request still asked from an earlier tick, or NULL.
+ * Context: sampler thread or @th unregistering, lock held.
+ */
+static struct rtprof__sample_req *
+pending(const struct rtprof__thread *th)
+{
+	uint32_t k = th->s_slot;
+
+	return k != 0 && k <= RTPROF__SAMPLE_SLOTS && slot_of[k - 1] == th ?
+	    &reqs[k - 1] : NULL;
+}
+
+/*
+ * Withdraw @rq. Return: 1 when no handler answers it any more, 0 when the
+ * handler has it (claimed or done: it finishes, bounded; wait for DONE
+ * with done_wait()). Context: as pending().
  */
 static int
+withdraw(struct rtprof__sample_req *rq)
+{
+	uint64_t st = atomic_load_explicit(&rq->state, memory_order_acquire);
+
+	if ((st & 3) != RTPROF__REQ_ASKED)
+		return (st & 3) == RTPROF__REQ_IDLE;
+	return atomic_compare_exchange_strong_explicit(&rq->state, &st,
+	    (st & ~(uint64_t)3) | RTPROF__REQ_IDLE, memory_order_acq_rel,
+	    memory_order_acquire);
+}
+
+/* Wait for a claimed request's copy (bounded). Context: as pending(). */
+static void
+done_wait(struct rtprof__sample_req *rq)
+{
+	/* acquire: pairs with the handler's release of DONE. */
+	while ((atomic_load_explicit(&rq->state, memory_order_acquire) & 3) !=
+	    RTPROF__REQ_DONE) {
+		struct timespec ts = { 0, 10000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Free @th's slot (@rq, withdrawn or done). Context: as pending(). */
+static void
+slot_free(struct rtprof__thread *th, struct rtprof__sample_req *rq)
+{
+	atomic_store_explicit(&rq->state, 0, memory_order_relaxed);
+	slot_of[rq - reqs] = NULL;
+	th->s_slot = 0;
+}
+
+/*
+ * Ask @th for a copy of its stack in a free slot. Return: the slot, with
+ * the copy complete (DONE), or NULL: no slot was free, the thread is gone,
+ * or it did not answer by the deadline, in which case its request stays
+ * asked in th->s_slot for a later tick.
+ * Context: sampler thread, lock held (keeps @th registered).
+ */
+static struct rtprof__sample_req *
 ask(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t deadline)
 {
+	struct rtprof__sample_req *rq = NULL;
 	uint64_t seq = ++req_seq << 2, st, t0;
 	int spins = 0;
 
 	(void)lk;
-	atomic_store_explicit(&req->target, th, memory_order_relaxed);
+	for (int i = 0; i < RTPROF__SAMPLE_SLOTS; i++)
+		if (slot_of[i] == NULL) {
+			rq = &reqs[i];
+			break;
+		}
+	if (rq == NULL)
+		return NULL;
+	slot_of[rq - reqs] = th;
+	th->s_slot = (uint32_t)(rq - reqs) + 1;
+	atomic_store_explicit(&rq->target, th, memory_order_relaxed);
 	/* release: `target` before the request; pairs with the handler's
 	 * acquire load of `state`. */
-	atomic_store_explicit(&req->state, seq | RTPROF__REQ_ASKED,
+	atomic_store_explicit(&rq->state, seq | RTPROF__REQ_ASKED,
 	    memory_order_release);
 	if (syscall(SYS_tgkill, (int)rtprof__sample_pid, (int)th->tid,
-	    RTPROF__SAMPLE_SIGNAL) != 0)
-		goto cancel;
+	    RTPROF__SAMPLE_SIGNAL) != 0) {
+		withdraw(rq);   /* no signal: no handler can claim it */
+		slot_free(th, rq);
+		return NULL;
+	}
 	t0 = rtprof__mono_ns();
 	for (;;) {
 		/* acquire: pairs with the handler's release of DONE. */
-		st = atomic_load_explicit(&req->state, memory_order_acquire);
+		st = atomic_load_explicit(&rq->state, memory_order_acquire);
 		if (st == (seq | RTPROF__REQ_DONE))
-			return 1;
+			return rq;
 		if (st == (seq | RTPROF__REQ_ASKED) &&
 		    (rtprof__mono_ns() - t0 > SAMPLE_WAIT_NS ||
 		    rtprof__mono_ns() > deadline))
-			goto cancel;
+			return NULL;    /* still asked: a later tick sees */
 		/*
 		 * Claimed: the handler is copying (bounded); keep waiting.
 		 * Spin briefly (delivery to a running thread takes ~10 us
@@ -192,19 +274,6 @@ ask(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t deadline)
 			nanosleep(&ts, NULL);
 		}
 	}
-cancel:
-	st = seq | RTPROF__REQ_ASKED;
-	if (atomic_compare_exchange_strong_explicit(&req->state, &st,
-	    seq | RTPROF__REQ_IDLE, memory_order_acq_rel, memory_order_acquire))
-		return 0;
-	/* The handler claimed it just now: it finishes its copy. */
-	while ((atomic_load_explicit(&req->state, memory_order_acquire) & 3) !=
-	    RTPROF__REQ_DONE) {
-		struct timespec ts = { 0, 10000 };
-
-		nanosleep(&ts, NULL);
-	}
-	return 1;
 }
 
 /*
@@ -264,7 +333,7 @@ blocks_signal(pid_t tid)
  * A thread that blocks SIGPROF would cost every tick the full wait: after
  * each miss in a row it is skipped for twice as many ticks, up to 1024. A
  * thread that was only slow to get a CPU (its handler runs when it is
- * scheduled) is asked again at the next tick.
+ * scheduled) keeps its request for a later tick instead.
  * Context: sampler thread, lock held.
  */
 static int
@@ -276,17 +345,12 @@ can_ask(struct rtprof__thread *th)
 	return 0;
 }
 
-static int
-answered(struct rtprof__thread *th, int ok)
+static void
+back_off(struct rtprof__thread *th)
 {
-	if (ok) {
-		th->s_misses = 0;
-	} else if (blocks_signal(th->tid)) {
-		if (th->s_misses < 10)
-			th->s_misses++;
-		th->s_skip = 1u << th->s_misses;
-	}
-	return ok;
+	if (th->s_misses < 10)
+		th->s_misses++;
+	th->s_skip = 1u << th->s_misses;
 }
 
 /* CPU ns used by @th so far, or -1 when its clock is gone. */
@@ -300,30 +364,141 @@ cpu_ns(const struct rtprof__thread *th)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/*
+ * @th's SAMPLE at @t from the answer in @rq: its native frames merged with
+ * the labels the handler copied. Context: sampler thread, lock held.
+ */
+static void
+sample_native(struct rtprof__thread *th, const struct rtprof__sample_req *rq,
+    uint64_t t, uint64_t d, unsigned flags)
+{
+	uint64_t frames[RTPROF_REC_MAX_FRAMES];
+	unsigned char is_label[RTPROF_REC_MAX_FRAMES];
+	uint64_t ips[RTPROF__MAX_NATIVE], sps[RTPROF__MAX_NATIVE];
+	int trunc = 0, nn = rtprof__unwind(unw, rq, th->stack_lo,
+	    th->stack_hi, ips, sps, RTPROF__MAX_NATIVE, &trunc);
+	unsigned n;
+
+	if (trunc)
+		flags |= RTPROF_SAMPLE_TRUNCATED;
+	if (nn == 0)
+		flags |= RTPROF_SAMPLE_NO_NATIVE;
+	n = merge(ips, sps, nn, rq->labels, rq->label_sp, rq->nlabels, frames,
+	    is_label);
+	rec_sample(t, th->tid, d, flags, frames, is_label, n);
+	th->s_misses = 0;
+	th->s_has_stack = 1;
+}
+
+/*
+ * @th's SAMPLE at @t with its labels only, read under its ck_sequence
+ * (@flags says why: LABELS or NO_NATIVE). Context: sampler thread, lock.
+ */
+static void
+sample_labels(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t t,
+    uint64_t d, unsigned flags)
+{
+	uint64_t frames[RTPROF_MAX_LABELS];
+	unsigned char is_label[RTPROF_MAX_LABELS];
+	const char *labels[RTPROF_MAX_LABELS];
+	int nl = rtprof__labels_read(lk, th, labels, RTPROF_MAX_LABELS);
+
+	for (int i = 0; i < nl; i++) {
+		frames[i] = (uint64_t)(uintptr_t)labels[i];
+		is_label[i] = 1;
+	}
+	rec_sample(t, th->tid, d, flags, frames, is_label,
+	    nl > 0 ? (unsigned)nl : 0);
+	th->s_has_stack = 1;
+}
+
+/*
+ * Drop @th's request still asked, if any (its session ended, or it
+ * unregistered). Context: as pending().
+ */
+static void
+forget(struct rtprof__thread *th)
+{
+	struct rtprof__sample_req *rq = pending(th);
+
+	if (rq != NULL) {
+		if (!withdraw(rq))
+			done_wait(rq);
+		slot_free(th, rq);
+	}
+	th->s_slot = 0;
+}
+
+/*
+ * @th's request asked at an earlier tick (or just now): answered, its
+ * SAMPLE with the time and CPU delta of the tick that asked (the thread
+ * had not run since, or it would have answered: its stack is the one it
+ * had then). Not answered after PENDING_MAX_NS, or by a thread that ran
+ * MASK_CPU_NS meanwhile with the signal blocked: a sample with labels
+ * only. (A thread that has not run can show the signal blocked too: one
+ * preempted on its way out of the previous request's handler.)
+ * Return: 1 while it stays asked (the thread gets no other sample
+ * meanwhile). Context: sampler thread, lock held.
+ */
+static int
+settle(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t now)
+{
+	struct rtprof__sample_req *rq = pending(th);
+	int64_t cpu;
+	uint64_t st;
+	int blocks = 0;
+
+	if (rq == NULL) {
+		th->s_slot = 0;
+		return 0;
+	}
+	/* acquire: pairs with the handler's release of DONE. */
+	st = atomic_load_explicit(&rq->state, memory_order_acquire);
+	if ((st & 3) == RTPROF__REQ_ASKED) {
+		cpu = cpu_ns(th);
+		blocks = cpu >= 0 &&
+		    (uint64_t)cpu - th->s_cpu_last >= MASK_CPU_NS &&
+		    blocks_signal(th->tid);
+		if (!blocks && now - th->s_ask_mono < PENDING_MAX_NS)
+			return 1;
+	}
+	if (withdraw(rq)) {
+		sample_labels(lk, th, th->s_ask_t, th->s_ask_cpu,
+		    th->s_ask_flags | RTPROF_SAMPLE_NO_NATIVE);
+		if (blocks)
+			back_off(th);
+	} else {
+		done_wait(rq);
+		sample_native(th, rq, th->s_ask_t, th->s_ask_cpu,
+		    th->s_ask_flags);
+	}
+	slot_free(th, rq);
+	return 0;
+}
+
 /* Context: sampler thread, lock held. */
 static void
 sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
     uint64_t idle_ns, uint64_t deadline)
 {
-	uint64_t frames[RTPROF_REC_MAX_FRAMES];
-	unsigned char is_label[RTPROF_REC_MAX_FRAMES];
-	const char *labels[RTPROF_MAX_LABELS];
-	uint64_t ips[RTPROF__MAX_NATIVE], sps[RTPROF__MAX_NATIVE];
-	unsigned flags = 0, n = 0;
+	struct rtprof__sample_req *rq;
+	unsigned flags = 0;
 	int64_t cpu = cpu_ns(th);
 	uint64_t d, t;
 	uint32_t sl;
-	int nl;
 
 	if (cpu < 0)
 		return;
 	if (th->s_gen != gen) {
+		forget(th);     /* asked in an earlier session */
 		th->s_gen = gen;
 		th->s_has_stack = 0;
 		th->s_cpu_last = (uint64_t)cpu;
 		th->s_misses = 0;
 		th->s_skip = 0;
 	}
+	if (settle(lk, th, rtprof__mono_ns()))
+		return;
 	d = (uint64_t)cpu >= th->s_cpu_last ? (uint64_t)cpu - th->s_cpu_last : 0;
 	th->s_cpu_last = (uint64_t)cpu;
 	sl = rtprof__sleep_observe(lk, th);
@@ -342,28 +517,56 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 		rec_same(t, th->tid, d, flags);
 		return;
 	}
-	if (!(th->flags & RTPROF_THREAD_RT) && sl == RTPROF__AWAKE &&
-	    can_ask(th) && answered(th, ask(lk, th, deadline))) {
-		int trunc = 0, nn = rtprof__unwind(unw, req, th->stack_lo,
-		    th->stack_hi, ips, sps, RTPROF__MAX_NATIVE, &trunc);
-
-		if (trunc)
-			flags |= RTPROF_SAMPLE_TRUNCATED;
-		if (nn == 0)
-			flags |= RTPROF_SAMPLE_NO_NATIVE;
-		n = merge(ips, sps, nn, req->labels, req->label_sp,
-		    req->nlabels, frames, is_label);
-	} else {
-		flags |= th->flags & RTPROF_THREAD_RT || sl != RTPROF__AWAKE ?
-		    RTPROF_SAMPLE_LABELS : RTPROF_SAMPLE_NO_NATIVE;
-		nl = rtprof__labels_read(lk, th, labels, RTPROF_MAX_LABELS);
-		for (int i = 0; i < nl; i++) {
-			frames[n] = (uint64_t)(uintptr_t)labels[i];
-			is_label[n++] = 1;
-		}
+	if ((th->flags & RTPROF_THREAD_RT) || sl != RTPROF__AWAKE) {
+		sample_labels(lk, th, t, d, flags | RTPROF_SAMPLE_LABELS);
+		return;
 	}
-	rec_sample(t, th->tid, d, flags, frames, is_label, n);
-	th->s_has_stack = 1;
+	if (!can_ask(th)) {
+		sample_labels(lk, th, t, d, flags | RTPROF_SAMPLE_NO_NATIVE);
+		return;
+	}
+	th->s_ask_mono = rtprof__mono_ns();
+	rq = ask(lk, th, deadline);
+	if (rq != NULL) {
+		sample_native(th, rq, t, d, flags);
+		slot_free(th, rq);
+		return;
+	}
+	if (pending(th) == NULL) {      /* no free slot, or no such thread */
+		sample_labels(lk, th, t, d, flags | RTPROF_SAMPLE_NO_NATIVE);
+		return;
+	}
+	/* Not answered yet: settle() writes it, now if the thread ran with
+	 * the signal blocked, else at a later tick. */
+	th->s_ask_t = t;
+	th->s_ask_cpu = d;
+	th->s_ask_flags = flags;
+	settle(lk, th, th->s_ask_mono);
+}
+
+/*
+ * Drop every request still asked (the session stopped or paused).
+ * Context: sampler thread, lock held.
+ */
+static void
+forget_all(void)
+{
+	for (int i = 0; i < RTPROF__SAMPLE_SLOTS; i++)
+		if (slot_of[i] != NULL)
+			forget(slot_of[i]);
+}
+
+/*
+ * rtprof__sampler_forget - @th unregisters: its request still asked, if
+ * any, is dropped, so that no thread later registered at the same address
+ * answers it. Context: the owner thread, lock held.
+ */
+void
+rtprof__sampler_forget(const rtprof_lock *lk, struct rtprof__thread *th)
+{
+	(void)lk;
+	if (reqs != NULL)
+		forget(th);
 }
 
 /* Counters: RSS every tick, the rest when changed. Context: sampler, lock. */
@@ -464,6 +667,7 @@ sampler_main(void *arg)
 		if (s == NULL || s->paused ||
 		    s->set.sample_interval_us == RTPROF_SAMPLING_OFF) {
 			gen = 0;
+			forget_all();
 			pthread_cond_wait(&c->sampler_cv, &c->mu);
 			continue;
 		}
@@ -509,13 +713,16 @@ rtprof__sampler_ensure(const rtprof_lock *lk)
 
 	if (c->sampler_started)
 		return 0;
-	req = aligned_alloc(64, (sizeof(*req) + 63) & ~(size_t)63);
-	if (req == NULL)
+	/* A fork child allocates its own (the parent's slots were copied
+	 * with whatever the parent's sampler had asked). */
+	reqs = aligned_alloc(64, REQS_BYTES);
+	if (reqs == NULL)
 		return -ENOMEM;
-	memset(req, 0, sizeof(*req));
+	memset(reqs, 0, REQS_BYTES);
+	memset(slot_of, 0, sizeof(slot_of));
 	if (rtprof__unwinder_new(&unw) != 0) {
-		free(req);
-		req = NULL;
+		free(reqs);
+		reqs = NULL;
 		return -ENOMEM;
 	}
 	pthread_condattr_init(&ca);
@@ -536,13 +743,14 @@ rtprof__sampler_ensure(const rtprof_lock *lk)
 	if (sigaction(RTPROF__SAMPLE_SIGNAL, &sa, &rtprof__sample_prev) != 0)
 		goto fail;
 	/* release: the request is set up before handlers can see it. */
-	atomic_store_explicit(&rtprof__sample_req_ptr, req, memory_order_release);
-	c->memory += sizeof(*req);
+	atomic_store_explicit(&rtprof__sample_req_ptr, reqs,
+	    memory_order_release);
+	c->memory += REQS_BYTES;
 	if (pthread_create(&c->sampler, NULL, sampler_main, NULL) != 0) {
 		atomic_store_explicit(&rtprof__sample_req_ptr, NULL,
 		    memory_order_release);
 		sigaction(RTPROF__SAMPLE_SIGNAL, &rtprof__sample_prev, NULL);
-		c->memory -= sizeof(*req);
+		c->memory -= REQS_BYTES;
 		goto fail;
 	}
 	c->sampler_started = 1;
@@ -551,8 +759,8 @@ fail:
 	pthread_cond_destroy(&c->sampler_cv);
 	rtprof__unwinder_free(unw);
 	unw = NULL;
-	free(req);
-	req = NULL;
+	free(reqs);
+	reqs = NULL;
 	return -EAGAIN;
 }
 

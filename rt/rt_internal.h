@@ -149,6 +149,13 @@ struct rtprof__thread {
 	uint64_t s_cpu_last;            /* CPU ns at its previous sample */
 	uint32_t s_misses;              /* signals not answered in a row */
 	uint32_t s_skip;                /* ticks left before asking again */
+	/* A request not answered within its tick (a thread waiting for a
+	 * CPU): slot + 1 (0: none), and the sample it is for. */
+	uint32_t s_slot;
+	uint32_t s_ask_flags;
+	uint64_t s_ask_t;               /* the sample's time (ticks) */
+	uint64_t s_ask_cpu;             /* its CPU delta (ns) */
+	uint64_t s_ask_mono;            /* when asked (CLOCK_MONOTONIC ns) */
 
 	/* Chunk exchange. Producer and consumer indexes live inside ck_ring
 	 * (its own padding); the buffers follow. */
@@ -181,13 +188,17 @@ struct rtprof__thread {
 };
 
 /*
- * A request from the sampler to one thread's signal handler (one at a time:
- * the sampler owns it). state = seq << 2 | phase. The sampler writes
- * `target`, then stores seq|REQ (release) and signals the target; the
- * handler, on the target thread, moves REQ -> CLAIMED by CAS, fills the
- * copy, stores seq|DONE (release). The sampler either sees DONE (acquire),
- * or cancels a late request by CAS REQ -> IDLE; a handler that claimed it
- * already is only copying (bounded) and the sampler waits for DONE.
+ * A request from the sampler to one thread's signal handler, in one of
+ * RTPROF__SAMPLE_SLOTS slots (the sampler owns them; at most one per
+ * thread). state = seq << 2 | phase. The sampler writes `target`, then
+ * stores seq|REQ (release) and signals the target; the handler, on the
+ * target thread, finds the slot asked of it, moves REQ -> CLAIMED by CAS,
+ * fills the copy, stores seq|DONE (release). The sampler either sees DONE
+ * (acquire), or cancels a request by CAS REQ -> IDLE; a handler that
+ * claimed it already is only copying (bounded) and the sampler waits for
+ * DONE. A thread that waits for a CPU answers only when it is scheduled:
+ * its request stays asked in its slot and is collected at a later tick
+ * (core/sampler.c).
  */
 enum {
 	RTPROF__REQ_IDLE = 0,
@@ -199,6 +210,7 @@ enum {
 #define RTPROF__STACK_COPY (64 * 1024)  /* bytes of stack copied at most */
 #define RTPROF__MAX_NATIVE 96           /* native frames kept at most */
 #define RTPROF__NREGS 33                /* x86_64: 17, aarch64: 33 */
+#define RTPROF__SAMPLE_SLOTS 4          /* requests outstanding at most */
 
 struct rtprof__sample_req {
 	_Atomic uint64_t state;
@@ -214,8 +226,8 @@ struct rtprof__sample_req {
 	unsigned char stack[RTPROF__STACK_COPY] __attribute__((aligned(16)));
 };
 
-/* The sampler's request, or NULL; set once the handler is installed
- * (release), read by the handler (acquire). */
+/* The sampler's RTPROF__SAMPLE_SLOTS requests, or NULL; set once the
+ * handler is installed (release), read by the handler (acquire). */
 extern struct rtprof__sample_req *_Atomic rtprof__sample_req_ptr;
 
 /* The handler the sampler's replaced (foreign SIGPROFs go there) and the

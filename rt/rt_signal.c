@@ -1,8 +1,8 @@
 /*
  * rt_signal.c - the sampling signal's handler: runs on the sampled thread.
  *
- * The sampler (core/sampler.c) asks one thread at a time for its stack
- * through struct rtprof__sample_req and a SIGPROF sent with tgkill. This
+ * The sampler (core/sampler.c) asks a thread for its stack through a slot
+ * (struct rtprof__sample_req) and a SIGPROF sent with tgkill. This
  * handler, on that thread, only copies: its registers from the signal
  * context, the used part of its stack (at most RTPROF__STACK_COPY bytes
  * from the interrupted stack pointer), and its label stack with the stack
@@ -133,12 +133,19 @@ rtprof__sample_handler(int sig, siginfo_t *si, void *ucv)
 	rq = atomic_load_explicit(&rtprof__sample_req_ptr, memory_order_acquire);
 	if (rq == NULL || th == NULL)
 		goto out;
-	/* acquire: pairs with the sampler's release store of seq|ASKED, so
-	 * `target` is the one written for this request. */
-	st = atomic_load_explicit(&rq->state, memory_order_acquire);
-	if ((st & 3) != RTPROF__REQ_ASKED ||
-	    atomic_load_explicit(&rq->target, memory_order_relaxed) != th)
-		goto out;       /* a late signal, or for another thread */
+	/*
+	 * The slot asked of this thread (at most one is). acquire: pairs
+	 * with the sampler's release store of seq|ASKED, so `target` is the
+	 * one written for this request. Bounded: RTPROF__SAMPLE_SLOTS.
+	 */
+	for (int i = 0;; i++, rq++) {
+		if (i == RTPROF__SAMPLE_SLOTS)
+			goto out;       /* a late signal, or for another thread */
+		st = atomic_load_explicit(&rq->state, memory_order_acquire);
+		if ((st & 3) == RTPROF__REQ_ASKED &&
+		    atomic_load_explicit(&rq->target, memory_order_relaxed) == th)
+			break;
+	}
 	if (!atomic_compare_exchange_strong_explicit(&rq->state, &st,
 	    (st & ~(uint64_t)3) | RTPROF__REQ_CLAIMED, memory_order_acquire,
 	    memory_order_relaxed))

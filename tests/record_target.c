@@ -23,12 +23,21 @@
  * `record_target split`: a "cruncher" spends ~30% of its time in hot_a
  * and ~70% in hot_b (by work, for ~1.5 s).
  *
+ * `record_target starved`: a "cruncher" shares CPU 0 with a "hog" thread
+ * of SCHED_FIFO priority 1 (SCHED_OTHER where that is refused, said on
+ * stderr) that spins 20 ms and sleeps 20 ms in turn, for about a second:
+ * half of the time the cruncher waits for the CPU, and a sampling signal
+ * sent meanwhile is handled only when it runs again. The cruncher prints
+ * the CPU time it used ("cruncher-cpu-ns N") on stdout; exit status 0.
+ *
  * `record_target fork`: fork() without exec; the child works 100 ms and
  * leaves with exit(), running the exit handlers (rtprof's among them must
  * not wait for a writer thread the child does not have); exit 0.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <stdlib.h>
@@ -74,10 +83,20 @@ hot_b(void)
 		sink += (unsigned long)i * 5;
 }
 
+static long
+elapsed_ms(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 +
+	    (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
 static void *
 split_worker(void *arg)
 {
-	struct timespec t0, t;
+	struct timespec t0;
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "cruncher");
@@ -85,26 +104,92 @@ split_worker(void *arg)
 	do {
 		hot_a();
 		hot_b();
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000 +
-	    (t.tv_nsec - t0.tv_nsec) / 1000000 < 1500);
+	} while (elapsed_ms(&t0) < 1500);
 	return NULL;
 }
 
 static void *
 worker(void *arg)
 {
-	struct timespec t0, t;
+	struct timespec t0;
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "cruncher");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		outer_work();
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000 +
-	    (t.tv_nsec - t0.tv_nsec) / 1000000 < run_ms);
+	} while (elapsed_ms(&t0) < run_ms);
 	return NULL;
+}
+
+/* `starved`: both threads on CPU 0; the hog preempts the cruncher. */
+static _Atomic int starve_stop;
+
+static void nap_ms(long ms);
+
+static int
+pin_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *
+hog(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	struct timespec t0;
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "hog");
+	if (pin_cpu0() != 0)
+		return (void *)1;
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
+		fprintf(stderr, "record_target: SCHED_FIFO refused: the hog "
+		    "competes as SCHED_OTHER\n");
+	while (!atomic_load(&starve_stop)) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (elapsed_ms(&t0) < 20)
+			sink++;
+		nap_ms(20);
+	}
+	return NULL;
+}
+
+static void *
+starved(void *arg)
+{
+	struct timespec t0, cpu;
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "cruncher");
+	if (pin_cpu0() != 0)
+		return (void *)1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (elapsed_ms(&t0) < 1000)
+		outer_work();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	printf("cruncher-cpu-ns %lld\n", (long long)cpu.tv_sec * 1000000000 +
+	    cpu.tv_nsec);
+	return NULL;
+}
+
+static int
+starved_main(void)
+{
+	pthread_t a, b;
+	void *ra, *rb;
+
+	if (pthread_create(&a, NULL, starved, NULL) != 0 ||
+	    pthread_create(&b, NULL, hog, NULL) != 0)
+		return 1;
+	pthread_join(a, &ra);
+	atomic_store(&starve_stop, 1);
+	pthread_join(b, &rb);
+	return ra != NULL || rb != NULL;
 }
 
 /* `io`: the known functions whose stacks the blocked calls carry. */
@@ -250,6 +335,8 @@ main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "io") == 0)
 		return io_main();
+	if (argc > 1 && strcmp(argv[1], "starved") == 0)
+		return starved_main();
 	if (argc > 1 && strcmp(argv[1], "exec") == 0) {
 		char *args[] = { argv[0], "child", NULL };
 

@@ -513,21 +513,18 @@ check_chain(const struct tsamples *ts)
 	RTPROF_CHECK_GT(full, getenv("RTPROF_TEST_TSAN") != NULL ? 100 :
 	    CHAIN_SAMPLES * 3 / 4);
 	/*
-	 * Most samples of a busy thread carry native frames, when it gets
-	 * a CPU: a thread that waits for one cannot answer within the tick
-	 * (CI, compiling beside the test, saw the chain run ~half of the
-	 * time and 1789 of 2989 samples time out). Not under TSan either:
-	 * it runs a handler only at the thread's next interceptor, and a
-	 * busy loop has none (the test runs until CHAIN_SAMPLES answered,
-	 * however many that takes).
+	 * A busy thread's samples carry native frames, also when it waits
+	 * for a CPU: its handler runs when it is scheduled, and the sampler
+	 * collects the late answer (CI, compiling beside the test, once saw
+	 * the chain run ~half of the time and 1789 of 2989 samples time out
+	 * before it did). Not under TSan: it runs a handler only at the
+	 * thread's next interceptor, and a busy loop has none (the test runs
+	 * until CHAIN_SAMPLES answered, however many that takes).
 	 */
 	ran = t1 > t0 ? (double)cpu / ((double)(t1 - t0) / D.tps * 1e9) : 0;
-	/* The test's own busy threads (chain, masked, rt) share 2 CPUs
-	 * here: 79-90% is usual, 66% already meant 46% timed out. */
-	fprintf(stderr, "chain ran %.0f%% of the wall time%s\n", ran * 100,
-	    ran > 0.75 ? "" : ": overloaded, native-frame share not checked");
-	if (getenv("RTPROF_TEST_TSAN") == NULL && ran > 0.75)
-		RTPROF_CHECK_LT(degraded, full);
+	fprintf(stderr, "chain ran %.0f%% of the wall time\n", ran * 100);
+	if (getenv("RTPROF_TEST_TSAN") == NULL)
+		RTPROF_CHECK_LE(degraded * 20, full);
 	{
 		double tot = (double)(in[0] + in[1] + in[2]);
 		double fa = in[0] / tot, fb = in[1] / tot, fc = in[2] / tot;
