@@ -3967,6 +3967,13 @@ native_location(struct gsess *g, struct tout *to, uint64_t addr, bool ret,
 		loc = intern(g, to, s, nn + nl + 6);
 		free(s);
 		g->sym_resolved++;
+		/*
+		 * r.file is dropped: the Gecko format has no file for a
+		 * native frame that the front-end shows. "name (in lib)
+		 * (file:line)" is read as native with the suffix thrown
+		 * away, "name (file:line)" as JavaScript; the line goes in
+		 * frameTable.line. See docs/native-frames.md.
+		 */
 		*line = r.line > 0 ? r.line : 0;
 		return loc;
 	}
@@ -4768,11 +4775,18 @@ print_session(const struct gsess *g, FILE *out)
 	fprintf(out, "session %" PRIu64 ":\n", g->ordinal);
 	{
 		fprintf(out, "process %" PRId64 " \"%s\" (%s), clock %s at "
-		    "%.0f ticks/s, sample interval %" PRIu64 " us\n", g->pid,
+		    "%.0f ticks/s, ", g->pid,
 		    g->process != NULL ? g->process : "",
 		    g->exe != NULL ? g->exe : "",
 		    g->clock_source != NULL ? g->clock_source : "?",
-		    g->ticks_per_second, g->sample_interval_us);
+		    g->ticks_per_second);
+		/* RTPROF_SAMPLING_OFF (0xffffffff): the session ran without
+		 * the sampler. */
+		if (g->sample_interval_us >= 0xffffffffu)
+			fputs("sampler off\n", out);
+		else
+			fprintf(out, "sample interval %" PRIu64 " us\n",
+			    g->sample_interval_us);
 		if (g->have_t)
 			fprintf(out, "events from %.3f ms to %.3f ms\n",
 			    gecko_ms(g, g->first_t), gecko_ms(g, g->last_t));

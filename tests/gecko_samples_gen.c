@@ -16,18 +16,35 @@
  *   DIR/sysroot.rtprof  like samples.rtprof, but the program recorded at
  *                       a path that exists only under a sysroot;
  *   DIR/expect.txt      "key value" lines the checker needs (the
- *                       program's file name).
+ *                       program's file name, its MODULES entry: start,
+ *                       end, offset, build id).
  * Times: 1 tick = 1 ns, the session starts at tick 1000000 (0 ms), so a
  * record at tick 1000000 + k * 1000000 is at k ms.
+ *
+ * And, with the real recorder (rt/rtprof.h, stream mode, sampled every
+ * 1 ms), DIR/real.rtprof: a real-time thread "rt" whose label stack is
+ * "rt outer" > "rt inner" from before the session starts until after it
+ * stops, so every sample of it has exactly that stack. It is blocked in
+ * read(2) (seen in /proc before the session starts) until the main thread
+ * records the instant marker "wake" and wakes it; it then spins 20 ms of
+ * its own CPU time, measured with CLOCK_THREAD_CPUTIME_ID, records the
+ * interval marker "spun" around that, and blocks again until after the
+ * stop. DIR/real.txt: what it knows ("samples N": the sampler's count of
+ * its samples, from rtprof_thread_stats; "spin_ns N": the CPU time it
+ * measured around the spin).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dumpgen.h"
+#include "rtprof.h"
 #include "selfmod.h"
 #include "wire.h"
 
@@ -55,6 +72,18 @@ const void *gs_cxx_function(void);
 
 volatile int gs_sink;
 void *volatile gs_ra;
+
+#ifdef GECKO_SAMPLES_OTHER
+/* gecko_samples_other: another build of this program (its code moved by
+ * this function, its own build id), put at the recorded path under a
+ * sysroot: symbolizing with it would give wrong names. */
+__attribute__((noinline)) void
+gs_other(int x)
+{
+	for (int i = 0; i < x; i++)
+		gs_sink += i * x + (gs_sink >> 3);
+}
+#endif
 
 __attribute__((noinline)) void
 gs_inner(int x)
@@ -231,6 +260,156 @@ write_samples(struct dg *g, const struct selfmod *self, const char *path)
 	CK(dg_trailer(g, MS(10), 5000000000 + 10000000));
 }
 
+/* ---- DIR/real.rtprof: the real recorder ---- */
+
+#define SPIN_NS 20000000ll
+
+static int real_go[2], real_done[2];   /* pipes: main -> rt, rt -> main */
+static pid_t real_tid;
+static int64_t real_spin_ns;
+static uint64_t real_samples;
+
+static int64_t
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		die("clock_gettime", -errno);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void
+pipe_put(int fd)
+{
+	char c = 1;
+
+	if (write(fd, &c, 1) != 1)
+		die("write", -errno);
+}
+
+static void
+pipe_get(int fd)
+{
+	char c;
+
+	if (read(fd, &c, 1) != 1)   /* restarted after SIGPROF */
+		die("read", -EIO);
+}
+
+static void
+nap_ms(long ms)
+{
+	struct timespec t = { .tv_sec = 0, .tv_nsec = ms * 1000000L };
+
+	while (nanosleep(&t, &t) != 0 && errno == EINTR)
+		;
+}
+
+/* Whether thread @tid is asleep ('S' in /proc/self/task/TID/stat). */
+static int
+task_sleeping(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		die(path, -errno);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		die(path, -EIO);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');  /* "tid (comm) S ..." */
+	return p != NULL && p[1] == ' ' && p[2] == 'S';
+}
+
+static void *
+real_rt(void *arg)
+{
+	struct rtprof_thread_stats st0, st1;
+	int64_t c0;
+	uint64_t t0;
+
+	(void)arg;
+	CK(rtprof_thread_register("rt", RTPROF_THREAD_RT));
+	real_tid = (pid_t)syscall(SYS_gettid);
+	rtprof_label_push("rt outer");
+	rtprof_label_push("rt inner");
+	CK(rtprof_thread_stats_get(&st0));
+	pipe_put(real_done[1]);         /* ready */
+	pipe_get(real_go[0]);           /* blocked until "wake" */
+	t0 = rtprof_now();
+	c0 = thread_cpu_ns();
+	while (thread_cpu_ns() - c0 < SPIN_NS)
+		gs_sink++;
+	real_spin_ns = thread_cpu_ns() - c0;
+	rtprof_interval("spun", RTPROF_CAT_OTHER, t0, rtprof_now());
+	pipe_put(real_done[1]);         /* spun */
+	pipe_get(real_go[0]);           /* blocked until after the stop */
+	CK(rtprof_thread_stats_get(&st1));
+	real_samples = st1.samples - st0.samples;
+	rtprof_label_pop();
+	rtprof_label_pop();
+	CK(rtprof_thread_unregister());
+	return NULL;
+}
+
+static void
+record_real(const char *dir)
+{
+	struct rtprof_settings s;
+	char path[4096];
+	pthread_t rt;
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/real.rtprof", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die(path, -errno);
+	if (pipe(real_go) != 0 || pipe(real_done) != 0)
+		die("pipe", -errno);
+	/* Real-time too: never interrupted, sampled from its labels. */
+	CK(rtprof_thread_register("main", RTPROF_THREAD_RT));
+	if (pthread_create(&rt, NULL, real_rt, NULL) != 0)
+		die("pthread_create", -EAGAIN);
+	pipe_get(real_done[0]);
+	/* Blocked in read(2) before the session starts: its CPU clock does
+	 * not move until "wake". */
+	while (!task_sleeping(real_tid))
+		nap_ms(1);
+	memset(&s, 0, sizeof(s));
+	s.struct_size = sizeof(s);
+	s.fd = fd;
+	s.sample_interval_us = 1000;
+	CK(rtprof_session_start(&s));
+	nap_ms(20);                     /* samples while it is blocked */
+	rtprof_mark("wake", RTPROF_CAT_OTHER);
+	pipe_put(real_go[1]);
+	pipe_get(real_done[0]);
+	nap_ms(30);                     /* samples after it blocked again */
+	CK(rtprof_session_stop());
+	pipe_put(real_go[1]);
+	if (pthread_join(rt, NULL) != 0)
+		die("pthread_join", -EINVAL);
+	CK(rtprof_thread_unregister());
+	if (close(fd) != 0)
+		die("close", -errno);
+
+	snprintf(path, sizeof(path), "%s/real.txt", dir);
+	f = fopen(path, "w");
+	if (f == NULL)
+		die(path, -errno);
+	fprintf(f, "samples %llu\n", (unsigned long long)real_samples);
+	fprintf(f, "spin_ns %lld\n", (long long)real_spin_ns);
+	if (fclose(f) != 0)
+		die(path, -errno);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -275,7 +454,15 @@ main(int argc, char **argv)
 	fprintf(f, "exe %s\n", self.path);
 	fprintf(f, "lib %s\n", strrchr(self.path, '/') + 1);
 	fprintf(f, "inner 0x%llx\n", (unsigned long long)(uintptr_t)&gs_inner);
+	fprintf(f, "start %llu\nend %llu\noffset %llu\nbuildid ",
+	    (unsigned long long)self.start, (unsigned long long)self.end,
+	    (unsigned long long)self.offset);
+	for (size_t i = 0; i < self.build_id_len; i++)
+		fprintf(f, "%02x", self.build_id[i]);
+	fprintf(f, "\n");
 	if (fclose(f) != 0)
 		die(path, -errno);
+
+	record_real(argv[1]);
 	return 0;
 }

@@ -2,11 +2,15 @@
 """test_gecko_content.py - check the profile converted from gecko_rec's dump.
 
     python3 tests/test_gecko_content.py PROFILE.json[.gz]
+    python3 tests/test_gecko_content.py --unique-strings PROFILE...
 
 Asserts exactly what tests/gecko_rec.c records (keep the two in step):
 markers (names, phases, ordered times, payload fields), counters, the
 paused range, the GeckoMain thread labelled with the process name, the
-exited worker's unregisterTime, the libs entries. Standard library only.
+exited worker's unregisterTime, the libs entries, and that no thread's
+stringTable holds a string twice. --unique-strings checks only the
+last, on any converted profile (every thread, sub-processes' too).
+Standard library only.
 """
 import re
 import sys
@@ -14,8 +18,34 @@ import sys
 from gecko_testlib import check, fail, load, markers
 
 
+def all_threads(p):
+    """Every thread of @p, those of its sub-processes included."""
+    out = list(p["threads"])
+    for sub in p.get("processes", []):
+        out += all_threads(sub)
+    return out
+
+
+def check_unique_strings(p, name):
+    """The converter interns strings: each is in a thread's table once."""
+    threads = all_threads(p)
+    check(threads, f"{name}: no thread")
+    for th in threads:
+        st = th["stringTable"]
+        if len(st) != len(set(st)):
+            dup = sorted({s for s in st if st.count(s) > 1})
+            fail(f"{name}: thread {th['name']!r} ({th['tid']}): "
+                 f"stringTable repeats {dup[:5]}")
+
+
 def main():
+    if sys.argv[1] == "--unique-strings":
+        for f in sys.argv[2:]:
+            check_unique_strings(load(f), f)
+        print("test_gecko_content: unique strings ok")
+        return
     p = load(sys.argv[1])
+    check_unique_strings(p, sys.argv[1])
     meta = p["meta"]
     check(meta["version"] == 36, "meta.version")
     # gecko_rec records without the sampler: the front-end's default.

@@ -7,14 +7,20 @@ gecko_samples_gen's dumps (keep in step with tests/gecko_samples_gen.c).
 MODE: full (symbolized), nosym (--no-symbols), nofile (the program's
 file is missing: its frames stay hex), sysroot (found under --sysroot),
 stripped (no debug info: names but no lines), debugdir (lines again from
---debug-dir), multi (a sample-less dump first, then samples.rtprof).
+--debug-dir), multi (a sample-less dump first, then samples.rtprof),
+mismatch (another program at the path under --sysroot: build id mismatch,
+hex frames, never a name); real (real.rtprof, recorded with the real
+recorder; EXPECT is then real.txt).
 Standard library only.
 """
+import re
 import sys
 
 from gecko_testlib import check, load, markers
 
 LIBFAKE_ADDR = "0x7e0000000100"
+# The program's path as sysroot.rtprof records it (under --sysroot only).
+SYSROOT_PATH = "/rtprof-nonexistent/bin/gecko_samples_gen"
 NOWHERE_ADDR = "0x10"
 
 
@@ -51,6 +57,44 @@ def stacks(p, th):
     return out
 
 
+# How the front-end classifies a frame location, in its order
+# (extractFuncsAndResourcesFromFrameLocations in its
+# src/profile-logic/process-profile.ts): hex address, C++ ("name (in lib)",
+# optionally followed by " + N" or "(x:y)", which it discards), JavaScript
+# ("name (url:line[:col])" or "url:line"), else a plain name.
+CPP_RES = [re.compile(r"^(.*) \(in ([^)]*)\) (\+ [0-9]+)$"),
+           re.compile(r"^(.*) \(in ([^)]*)\) (\(.*:.*\))$"),
+           re.compile(r"^(.*) \(in ([^)]*)\)$")]
+JS_RES = [re.compile(r"^(.*) \((.+?):([0-9]+)(?::([0-9]+))?\)(?:\[(\d+)\])?$"),
+          re.compile(r"^()(.+?):([0-9]+)(?::([0-9]+))?(?:\[(\d+)\])?$")]
+
+
+def front_end_kind(loc):
+    if loc.startswith("0x"):
+        return "address"
+    if any(r.match(loc) for r in CPP_RES):
+        return "native"
+    if any(r.match(loc) for r in JS_RES):
+        return "js"
+    return "plain"
+
+
+def check_no_js(p):
+    """No frame of any thread reads as JavaScript to the front-end (a
+    native frame's file:line would, in the shape "name (file:line)"); a
+    native frame with a name is exactly "name (in lib)" (nothing after it:
+    the front-end would drop it) and its line is in frameTable.line."""
+    for proc in [p] + p["processes"]:
+        for t in proc["threads"]:
+            fs = t["frameTable"]["schema"]
+            for fr in t["frameTable"]["data"]:
+                loc = t["stringTable"][fr[fs["location"]]]
+                kind = front_end_kind(loc)
+                check(kind != "js", f"{t['name']}: {loc!r} reads as JS")
+                check(kind != "native" or CPP_RES[2].match(loc),
+                      f"{t['name']}: {loc!r}: text after '(in lib)'")
+
+
 def locs(path):
     return [x[0] for x in path]
 
@@ -67,12 +111,72 @@ def check_tables_unique(th):
           f"{th['name']}: duplicate (prefix, frame) stacks {skeys}")
 
 
+# The CPU the real-time thread of real.rtprof may use around its measured
+# spin (its wake-up, a marker, a pipe write, entering read(2)): ns.
+REAL_SLACK_NS = 1000000
+
+
+def check_real(p, exp):
+    """real.rtprof (gecko_samples_gen, record_real): the real recorder's
+    samples of a real-time thread whose label stack never changes."""
+    th = threads_by_name(p)
+    check(set(th) >= {"GeckoMain", "rt"}, f"threads {set(th)}")
+    rt = th["rt"]
+    check_tables_unique(rt)
+    rs = stacks(p, rt)
+    # As many samples as the sampler counted for the thread
+    # (rtprof_thread_stats.samples): none lost, none made up.
+    check(len(rs) == int(exp["samples"]),
+          f"rt: {len(rs)} samples, the recorder took {exp['samples']}")
+    # Exact stacks: every sample is the label stack, root first, nothing
+    # native (never interrupted), nothing idle.
+    for t, path, _ in rs:
+        check(path == [("rt outer", "User", None), ("rt inner", "User", None)],
+              f"rt stack at {t}: {path}")
+    times = [x[0] for x in rs]
+    check(times == sorted(times), "rt samples out of time order")
+    wake = [m for m in markers(th["GeckoMain"]) if m["name"] == "wake"]
+    spun = [m for m in markers(rt) if m["name"] == "spun"]
+    check(len(wake) == 1 and len(spun) == 1, f"markers {wake} {spun}")
+    w, s0, s1 = wake[0]["start"], spun[0]["start"], spun[0]["end"]
+    check(w < s0 < s1, f"wake {w}, spun {s0}..{s1}")
+    cpu = [x[2] for x in rs]
+    check(all(isinstance(c, int) and c >= 0 for c in cpu),
+          f"rt threadCPUDelta {cpu}")
+    # Exact CPU deltas: the first sample has none; the thread was blocked
+    # in read(2) from before the session until "wake": 0 ns in every
+    # sample before it.
+    before = [c for t, _, c in rs if t < w]
+    check(len(before) >= 2, f"rt: {len(before)} samples before wake")
+    check(cpu[0] == 0 and all(c == 0 for c in before),
+          f"rt CPU before wake {before}")
+    # The deltas add up to what the thread measured around its spin (plus
+    # its few syscalls): the last sample is after it blocked again (a
+    # sample whose time is after "spun" read the clock after the one
+    # before it, so two of them).
+    after = [t for t, _, _ in rs if t > s1]
+    check(len(after) >= 2, f"rt: {len(after)} samples after spun")
+    spin = int(exp["spin_ns"])
+    check(spin <= sum(cpu) <= spin + REAL_SLACK_NS,
+          f"rt: CPU deltas sum to {sum(cpu)} ns, the thread spun {spin}")
+    # The spin's CPU is in the samples taken during it, not after.
+    late = [c for t, _, c in rs if t > s1]
+    check(sum(late) <= REAL_SLACK_NS, f"rt CPU after spun {late}")
+    print("test_gecko_samples real: ok")
+
+
 def main():
     mode, prof, expect = sys.argv[1], sys.argv[2], sys.argv[3]
     exp = dict(line.split(" ", 1) for line in
                open(expect).read().splitlines())
+    if mode == "real":
+        p = load(prof)
+        check_no_js(p)
+        check_real(p, exp)
+        return
     lib = exp["lib"]
     p = load(prof)
+    check_no_js(p)
     meta = p["meta"]
     check(meta.get("sampleUnits") == {"time": "ms", "eventDelay": "ms",
                                       "threadCPUDelta": "ns"},
@@ -93,7 +197,7 @@ def main():
     check(set(th) == {"GeckoMain", "worker", "audio", "quiet",
                       "rtprof sampler", "lost", "cxx"}, f"threads {set(th)}")
 
-    symbolized = mode not in ("nosym", "nofile")
+    symbolized = mode not in ("nosym", "nofile", "mismatch")
     outer = f"gs_outer (in {lib})"
     inner = f"gs_inner (in {lib})"
 
@@ -105,6 +209,14 @@ def main():
                                  "nested": 2}, f"dropped markers {dropped}")
     check(any(s["name"] == "rtprof.Dropped" for s in meta["markerSchema"]),
           "no rtprof.Dropped schema")
+    # ... and counted per thread in the gathering log: the worker's 5 + 2,
+    # no other thread's.
+    log = proc["profileGatheringLog"]
+    drops = {t["tid"]: (t["droppedFull"], t["droppedNested"])
+             for t in log["threads"]}
+    check(drops == {100: (0, 0), 101: (5, 2), 102: (0, 0), 103: (0, 0),
+                    104: (0, 0), 105: (0, 0), 106: (0, 0)},
+          f"gathering log drops per tid {drops}")
 
     # C++ names are demangled.
     cx = stacks(p, th["cxx"])
@@ -223,7 +335,6 @@ def main():
           {"lock", "threads", "counters", "nthreads"}, "overhead fields")
     check(ov.get("graphs") and ov["graphs"][0]["key"] == "total",
           "overhead graph")
-    log = proc["profileGatheringLog"]
     so = log["samplerOverhead"]
     check(so["ticks"] == 2 and so["totalNs"] == 37000 and
           so["meanNsPerTick"] == 18500 and so["maxNsPerTick"] == 24000,
@@ -237,6 +348,29 @@ def main():
     if mode == "nofile":
         check(any("gecko_samples_gen" in x and "not found" in x
                   for x in sym["moduleProblems"]), f"no file: {sym}")
+    if mode == "mismatch":
+        # Reported with both build ids; the file is not used at all.
+        want = (f"{SYSROOT_PATH}: build id mismatch: dump {exp['buildid']}, "
+                "file ")
+        bad = [x for x in sym["moduleProblems"] if x.startswith(want)]
+        check(len(bad) == 1, f"mismatch not reported: {sym}")
+        fbid = bad[0][len(want):-len(" (not used)")]
+        check(bad[0].endswith(" (not used)") and fbid != exp["buildid"] and
+              fbid == exp.get("fakebid", fbid), f"mismatch line {bad[0]}")
+        check(sym["resolved"] == 0 and sym["addresses"] > 0,
+              f"mismatch: addresses resolved {sym}")
+    if not symbolized:
+        # Never a name for a native frame: every one is a hex address, the
+        # program's inside its libs entry (the front-end can look it up).
+        lo, hi = int(exp["start"]), int(exp["end"])
+        for t in proc["threads"]:
+            for x in t["stringTable"]:
+                check("(in " not in x, f"{t['name']}: a native name {x!r}")
+        for x in ws:
+            for loc, _, line in x[1]:
+                check(not loc.startswith("0x") or lo <= int(loc, 16) < hi,
+                      f"worker address {loc} outside the program")
+                check(line is None, f"worker {loc}: line {line}")
 
     # Counter 65534: the process's resident memory.
     ctr = {c["name"]: c for c in proc["counters"]}
@@ -252,6 +386,21 @@ def main():
     # looked up.
     libs = proc["libs"]
     check(any(l["name"] == lib for l in libs), "program not in libs")
+    # The program's entry is the dump's MODULES entry, whatever file the
+    # converter found (or not) for it: its breakpad id is the dump's build
+    # id (first 16 bytes as a GUID, first three fields byte-swapped, age 0).
+    bid = bytes.fromhex(exp["buildid"])[:16].ljust(16, b"\0")
+    guid = bid[3::-1] + bid[5:3:-1] + bid[7:5:-1] + bid[8:]
+    path = SYSROOT_PATH if mode in ("nofile", "sysroot", "stripped",
+                                    "debugdir", "mismatch") else exp["exe"]
+    mine = [l for l in libs if l["path"] == path]
+    check(len(mine) == 1 and mine[0]["name"] == lib and
+          mine[0]["start"] == int(exp["start"]) and
+          mine[0]["end"] == int(exp["end"]) and
+          mine[0]["offset"] == int(exp["offset"]) and
+          mine[0]["debugPath"] == path and
+          mine[0]["breakpadId"] == guid.hex().upper() + "0",
+          f"program's libs entry {mine}")
     check(any(l["name"] == "libfake.so" and l["start"] == 0x7e0000000000
               for l in libs), "libfake.so not in libs")
     print(f"test_gecko_samples {mode}: ok")

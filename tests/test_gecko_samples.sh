@@ -2,11 +2,13 @@
 # test_gecko_samples: sampler records -> Gecko samples (tests/CMakeLists.txt,
 # "gecko samples (helper A)"). Dumps from gecko_samples_gen (its own
 # functions as native frames), converted with and without symbols, with
-# --sysroot and --debug-dir; every profile must pass gecko_check.py and
-# test_gecko_samples.py.
-#   test_gecko_samples.sh GEN MSGPACK2GECKO PYTHON TESTS_DIR WORKDIR
+# --sysroot (the right program, and another one: build id mismatch) and
+# --debug-dir; and its real.rtprof, recorded with the real recorder; every
+# profile must pass gecko_check.py and test_gecko_samples.py.
+#   test_gecko_samples.sh GEN MSGPACK2GECKO PYTHON TESTS_DIR WORKDIR OTHER
+# OTHER: gecko_samples_other, another build of GEN (other code, build id).
 set -u
-gen=$1 m2g=$2 py=$3 src=$4 dir=$5
+gen=$1 m2g=$2 py=$3 src=$4 dir=$5 other=$6
 rm -rf "$dir"
 mkdir -p "$dir"
 fail() { echo "test_gecko_samples: $*" >&2; exit 1; }
@@ -62,6 +64,29 @@ if command -v objcopy >/dev/null 2>&1; then
 else
 	echo "test_gecko_samples: objcopy missing: --debug-dir part skipped"
 fi
+
+# Another build of the program at the recorded path under --sysroot
+# (gecko_samples_other: its code moved, so its symbols would give wrong
+# names): its build id differs from the dump's, so the module is reported
+# and not used; its frames stay hex, never a name from the wrong file.
+mkdir -p "$dir/root2/rtprof-nonexistent/bin"
+cp "$other" "$dir/root2/rtprof-nonexistent/bin/gecko_samples_gen" ||
+    fail "copy the other program into the sysroot"
+if command -v readelf >/dev/null 2>&1; then
+	fbid=$(readelf -n "$other" 2>/dev/null | sed -n 's/.*Build ID: //p' |
+	    head -n 1)
+	[ -n "$fbid" ] || fail "no build id in $other"
+	echo "fakebid $fbid" >>"$dir/expect.txt"
+fi
+convert "$dir/mismatch.json" 0 --sysroot "$dir/root2" "$dir/sysroot.rtprof"
+check "$dir/mismatch.json" mismatch
+
+# The real recorder: a real-time thread's exact stacks and CPU deltas.
+convert "$dir/real.json" 0 "$dir/real.rtprof"
+"$py" "$src/gecko_check.py" --require-samples "$dir/real.json" ||
+    fail "gecko_check.py rejects $dir/real.json"
+"$py" "$src/test_gecko_samples.py" real "$dir/real.json" "$dir/real.txt" ||
+    fail "$dir/real.json: content (real)"
 
 # Options: a --sysroot or --debug-dir that is not a directory is an error.
 convert "$dir/bad.json" 2 --sysroot "$dir/nonexistent" "$dir/samples.rtprof"

@@ -41,10 +41,18 @@ tool_out_write(void *ctx, const void *p, size_t n)
 	if (o->gz != NULL) {
 		while (n != 0) {
 			unsigned part = n > (1u << 30) ? 1u << 30 : (unsigned)n;
-			int w = gzwrite(o->gz, c, part);
+			int w, zerr;
 
-			if (w <= 0)
-				return errno != 0 ? -errno : -EIO;
+			errno = 0;
+			w = gzwrite(o->gz, c, part);
+			if (w <= 0) {
+				/* Z_ERRNO: write(2) failed, errno says why
+				 * (ENOSPC, EPIPE...); else zlib's own. */
+				(void)gzerror(o->gz, &zerr);
+				if (zerr == Z_ERRNO && errno != 0)
+					return -errno;
+				return zerr == Z_MEM_ERROR ? -ENOMEM : -EIO;
+			}
 			c += w;
 			n -= (size_t)w;
 		}

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -65,6 +66,7 @@ ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* Context: main thread. Return: exit status. */
 static int
 info(char **in, int nin, bool progress)
 {
@@ -97,6 +99,9 @@ struct output {
 	struct tool_out o;
 	const char *path;
 	const char *name;
+	/* A regular file: removed when the conversion fails. Anything else
+	 * (a device such as /dev/full, a FIFO) is left where it is. */
+	bool regular;
 };
 
 /* Context: main thread (tool_convert_sink.open). Return: 0 or -1. */
@@ -104,6 +109,7 @@ static int
 output_open(void *ctx)
 {
 	struct output *out = ctx;
+	struct stat sb;
 
 	if (strcmp(out->path, "-") == 0) {
 		out->o.fd = STDOUT_FILENO;
@@ -116,6 +122,7 @@ output_open(void *ctx)
 		    strerror(errno));
 		return -1;
 	}
+	out->regular = fstat(out->o.fd, &sb) == 0 && S_ISREG(sb.st_mode);
 	if (ends_with(out->path, ".gz")) {
 		out->o.gz = gzdopen(out->o.fd, "wb6");
 		if (out->o.gz == NULL) {
@@ -123,7 +130,8 @@ output_open(void *ctx)
 			    out->name);
 			close(out->o.fd);
 			out->o.fd = -1;
-			unlink(out->path);
+			if (out->regular)
+				unlink(out->path);
 			return -1;
 		}
 	}
@@ -151,9 +159,12 @@ convert(char **in, int nin, const char *out_path,
 	if (!opened)
 		return 2;
 	if (out.o.gz != NULL) {
+		/* The last compressed bytes are written here: a full disk
+		 * shows as Z_ERRNO with write(2)'s errno. */
+		errno = 0;
 		zr = gzclose(out.o.gz);
 		if (rc == 0 && status != 2 && zr != Z_OK)
-			rc = -EIO;
+			rc = zr == Z_ERRNO && errno != 0 ? -errno : -EIO;
 	} else if (out.o.fd >= 0 && out.o.fd != STDOUT_FILENO) {
 		if (close(out.o.fd) != 0 && rc == 0 && status != 2)
 			rc = -errno;
@@ -162,7 +173,7 @@ convert(char **in, int nin, const char *out_path,
 		fprintf(stderr, PROG ": %s: writing: %s\n", out.name,
 		    strerror(-rc));
 	if (rc != 0 || status == 2) {
-		if (strcmp(out_path, "-") != 0)
+		if (out.regular)
 			unlink(out_path);
 		return 2;
 	}
