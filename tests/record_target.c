@@ -20,8 +20,10 @@
  * io_sync_one calls write and fsync; io_main > io_naps > io_nap_one calls
  * nap_ms (nanosleep). The stacks where they blocked name them.
  *
- * `record_target split`: a "cruncher" spends ~30% of its time in hot_a
- * and ~70% in hot_b (by work, for ~1.5 s).
+ * `record_target split`: two "cruncher" threads spend ~30% of their time
+ * in hot_a and ~70% in hot_b (the same loop, 3:7 iterations; each thread
+ * its own counter), for ~2.5 s, with a little work of varying length in
+ * neither between the calls.
  *
  * `record_target starved`: a "cruncher" shares CPU 0 with a "hog" thread
  * of SCHED_FIFO priority 1 (SCHED_OTHER where that is refused, said on
@@ -69,18 +71,21 @@ static long run_ms = 1000;
 __attribute__((noinline)) void hot_a(void);
 __attribute__((noinline)) void hot_b(void);
 
+/* Per thread: the two split threads never share a cache line. */
+static _Thread_local volatile unsigned long tsink;
+
 __attribute__((noinline)) void
 hot_a(void)
 {
 	for (int i = 0; i < 30000; i++)
-		sink += (unsigned long)i * 3;
+		tsink += (unsigned long)i * 3;
 }
 
 __attribute__((noinline)) void
 hot_b(void)
 {
 	for (int i = 0; i < 70000; i++)
-		sink += (unsigned long)i * 5;
+		tsink += (unsigned long)i * 5;
 }
 
 static long
@@ -93,6 +98,16 @@ elapsed_ms(const struct timespec *t0)
 	    (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
+static unsigned long
+mono_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (unsigned long)t.tv_sec * 1000000u +
+	    (unsigned long)t.tv_nsec / 1000u;
+}
+
 static void *
 split_worker(void *arg)
 {
@@ -102,9 +117,14 @@ split_worker(void *arg)
 	pthread_setname_np(pthread_self(), "cruncher");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
+		/* Work of varying length in neither: with a fixed period,
+		 * hot_a + hot_b would alias with the sampler's regular ticks
+		 * (one run saw hot_a in 18% of the samples). */
+		for (unsigned long i = mono_us() % 16 * 1000; i > 0; i--)
+			tsink += i;
 		hot_a();
 		hot_b();
-	} while (elapsed_ms(&t0) < 1500);
+	} while (elapsed_ms(&t0) < 2500);
 	return NULL;
 }
 
@@ -328,9 +348,11 @@ main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "spawn") == 0)
 		return spawn_main(argv[0]);
 	if (argc > 1 && strcmp(argv[1], "split") == 0) {
-		if (pthread_create(&a, NULL, split_worker, NULL) != 0)
+		if (pthread_create(&a, NULL, split_worker, NULL) != 0 ||
+		    pthread_create(&b, NULL, split_worker, NULL) != 0)
 			return 1;
 		pthread_join(a, NULL);
+		pthread_join(b, NULL);
 		return 0;
 	}
 	if (argc > 1 && strcmp(argv[1], "io") == 0)

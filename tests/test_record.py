@@ -12,7 +12,8 @@
   outer_work calls inner_work.
 - A cruncher that shares its CPU with a SCHED_FIFO hog (waiting for the
   CPU half of the time, so that sampling signals reach it late) still has
-  a stack in inner_work in 95% of its samples, at least 200 of them, and
+  a stack in inner_work in 95% of its samples, at least 0.4 per ms of CPU
+  it used (the interval is 1 ms), and
   their CPU deltas add up to the CPU time it used, within 5%.
 - Calls that block (read on a pipe, nanosleep, a contended mutex, fsync)
   are "Blocked" markers with the call's name, as long as the blocking, and
@@ -27,8 +28,9 @@
   starting three processes (one exits early, one execs, one stops itself)
   gives every process, the stopped one reported incomplete, in bounded
   time.
-- Known hot functions (30/70 by work): summarize's top self functions
-  agree within 10 points. Exactly 100 fsyncs and 10 sleeps of 5 ms from
+- Known hot functions (two threads, 30/70 by work): summarize's top self
+  functions agree within 10% (or 3.5 sigma, when too few samples resolve
+  10%). Exactly 100 fsyncs and 10 sleeps of 5 ms from
   known functions (--block-threshold 0: every call carries its stack):
   summarize counts 100 fsync calls and 10 nanosleeps totalling 50-80 ms;
   by stack, the 100 fsyncs are under io_sync_one < io_fsyncs and the
@@ -149,8 +151,10 @@ def main():
                                      for x in s))
     print(f"starved: {len(fr)} samples, {inner} in inner_work, "
           f"{sum(1 for s in fr if s == ['(no stack)'])} without a stack")
-    # It runs ~500 ms of the second: a sample per tick while it runs.
-    check(len(fr) >= 200, f"starved: only {len(fr)} samples")
+    # A sample per tick while it runs (~500 ms of the second, less on a
+    # loaded machine), and one per time it waited for the CPU.
+    check(len(fr) >= 0.4 * used / 1e6, f"starved: only {len(fr)} samples "
+          f"for {used / 1e6:.0f} ms of CPU")
     check(inner >= 0.95 * len(fr), f"starved: {inner} of {len(fr)} samples "
           "in inner_work")
     smp = cr[0]["samples"]
@@ -256,11 +260,13 @@ def main():
              and f.endswith(".rtprof")]
     check(len(dumps) == 3, f"dumps kept: {dumps}")
 
-    # Known hot functions: the top self functions follow the 30/70 split.
+    # Known hot functions, two threads: the top self functions follow the
+    # 30/70 split.
     r = subprocess.run([RTPROF, "record", "-o",
                         os.path.join(DIR, "split.json.gz"), "--", TARGET,
                         "split"], stderr=subprocess.PIPE, timeout=60)
     check(r.returncode == 0, f"split: exit {r.returncode}")
+    want = 0.3
     r = subprocess.run([RTPROF, "summarize", os.path.join(DIR, "split.rtprof")],
                        stdout=subprocess.PIPE)
     top = {}
@@ -272,8 +278,13 @@ def main():
     ab = top.get("hot_a", 0) + top.get("hot_b", 0)
     check(ab > 300, f"split: hot_a/hot_b samples {top}")
     share = top.get("hot_a", 0) / ab
-    print(f"test_record: hot_a {share:.3f} of hot_a + hot_b", file=sys.stderr)
-    check(abs(share - 0.3) <= 0.1, f"split: hot_a {share:.3f}, want 0.3")
+    # Within 10%, unless too few samples to tell (3.5 sigma of a binomial:
+    # ~3000 samples resolve 10% of 0.3; a loaded machine gives fewer).
+    tol = max(0.1 * want, 3.5 * (want * (1 - want) / ab) ** 0.5)
+    print(f"test_record: hot_a {share:.3f} of {ab} hot_a + hot_b samples, "
+          f"want {want} +-{tol:.3f}", file=sys.stderr)
+    check(abs(share - want) <= tol, f"split: hot_a {share:.3f} of the "
+          f"samples, want {want} +-{tol:.3f}")
 
     # Exactly 100 fsyncs and 10 sleeps of 5 ms, from known functions:
     # summarize counts them, by call and by stack (--block-threshold 0:
