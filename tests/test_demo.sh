@@ -1,9 +1,13 @@
 #!/bin/sh
 # test_demo: the demo runs and leaves a dump that decodes cleanly with every
-# thread; rtprof-inspect reports damage in a corrupted copy (exit 1), a cut
-# copy (exit 1), and refuses a file that is not a dump (exit 2).
+# thread; its profile shows the audio view the README promises (callbacks,
+# overruns, load and jitter graphs: test_audio_demo.py); rtprof-inspect
+# reports damage in a corrupted copy (exit 1), a cut copy (exit 1), and
+# refuses a file that is not a dump (exit 2).
+#   test_demo.sh DEMO INSPECT WORKDIR [MSGPACK2GECKO PYTHON TESTS_DIR]
+# Without the last three (no Python found) the audio view is not checked.
 set -u
-demo=$1 inspect=$2 dir=$3
+demo=$1 inspect=$2 dir=$3 m2g=${4-} py=${5-} src=${6-}
 mkdir -p "$dir"
 d="$dir/demo-test.rtprof"
 fail() { echo "test_demo: $*" >&2; exit 1; }
@@ -14,6 +18,17 @@ for name in '"audio" real-time' '"worker"' '"main" main'; do
 	echo "$out" | grep -q "$name" || fail "thread $name missing"
 done
 echo "$out" | grep -q "MISMATCH" && fail "trailer mismatch in a good dump"
+
+# The audio view: converted as demo.sh does, then checked.
+if [ -n "$py" ]; then
+	"$m2g" -q "$d" -o "$dir/demo-test.json" || fail "msgpack2gecko exit $?"
+	"$py" "$src/gecko_check.py" "$dir/demo-test.json" ||
+		fail "gecko_check.py rejects the demo's profile"
+	PYTHONPATH="$src" "$py" "$src/test_audio_demo.py" "$dir/demo-test.json" 1 ||
+		fail "the demo's audio view"
+else
+	echo "test_demo: no Python: the audio view is not checked"
+fi
 
 size=$(stat -c %s "$d")
 cp "$d" "$dir/flipped.rtprof"

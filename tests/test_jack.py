@@ -19,11 +19,25 @@
   rtprof overrun and that there are no more of them than overruns.
 - The DSP stages' labels (mix, filter, reverb under "process") appear in
   the audio thread's samples (a real-time thread: label-only samples).
+- The audio view's values (test_audio_lib.py): every callback marker's
+  frames (the client's buffer size), budget = frames / rate, load = used /
+  budget (a ratio, shown as % by its "percentage" format), used = its
+  duration; an overrun marker for exactly the callbacks over budget, same
+  interval, count 1, 2, ..., over = used - budget; the "jack load",
+  "jack jitter" and "jack overruns" counters in the profile as graphs,
+  each value that of its callback (load per mille, jitter = start-to-start
+  minus the period in us, overruns the running count). In the light
+  phases: the callbacks' median load 5-30 % (they burn 10 %), and the
+  start-to-start interval (period + the jitter graph's value at each
+  callback) is the period: its median within 5 %, its mean too over the
+  cycles the driver did not skip (those are excused above).
 """
 
+import statistics
 import sys
 
 from gecko_testlib import check, load, markers
+import test_audio_lib as al
 
 
 def main():
@@ -160,6 +174,55 @@ def main():
         check(any(e - 2 * period <= t and e <= t + 1.0 for _, e in ovs) or
               any(s <= t <= e for s, e in ovs),
               f"JACK xrun at {t:.3f} ms without an rtprof overrun before it")
+
+    # The audio view: counters as graphs, per phase ranges (raw values),
+    # then every field and value against its callback.
+    al.check_schemas(p)
+    am = markers(audio)
+    cbm = sorted((m for m in am if m["name"] == "Audio callback"),
+                 key=lambda m: m["start"])
+    ovm = [m for m in am if m["name"] == "Audio overrun"]
+    check(len(cbm) == len(cbs) and len(ovm) == len(ovs),
+          "audio markers on another thread than the process thread")
+    ctr = al.counters(p, "jack")
+    for a, b, name in phases:
+        if name != "phase light":
+            continue
+        # Well inside the phase (the load share is switched by another
+        # thread at the phase's edges).
+        a2, b2 = a + 2 * period, b - 2 * period
+        inside = [m for m in cbm if a2 <= m["start"] < b2]
+        med = statistics.median(m["data"]["load"] for m in inside)
+        # The jitter graph at each callback's end (set at its begin).
+        iv = [period + v / 1000.0 for v in
+              al.values_at(ctr["jitter"], [m["end"] for m in inside])]
+        kept = [x for x in iv if x < 1.5 * period]
+        med_iv = statistics.median(iv)
+        mean_iv = statistics.mean(kept) if kept else float("nan")
+        print(f"test_jack: {name} {a:.0f}-{b:.0f}: median load "
+              f"{med * 100:.1f} %, interval median {med_iv * 1000:.1f} "
+              f"us, mean {mean_iv * 1000:.1f} us over {len(kept)} of "
+              f"{len(iv)} (period {period * 1000:.1f} us)", file=sys.stderr)
+        check(0.05 <= med <= 0.3, f"{name} {a:.0f}-{b:.0f}: median load "
+              f"{med * 100:.1f} %, the client burns 10 %")
+        check(abs(med_iv - period) <= 0.05 * period,
+              f"{name} {a:.0f}-{b:.0f}: median start-to-start "
+              f"{med_iv * 1000:.1f} us, period {period * 1000:.1f} us")
+        # Cycles the driver skipped (excused above) are left out of the
+        # mean; they must be few.
+        check(len(iv) - len(kept) <= max(3, 0.05 * len(iv)),
+              f"{name} {a:.0f}-{b:.0f}: {len(iv) - len(kept)} of "
+              f"{len(iv)} intervals of 1.5 periods or more")
+        check(abs(mean_iv - period) <= 0.05 * period,
+              f"{name} {a:.0f}-{b:.0f}: mean start-to-start "
+              f"{mean_iv * 1000:.1f} us, period {period * 1000:.1f} us")
+    al.check_callbacks(cbm, int(frames), int(rate))
+    over = al.check_overruns(cbm, ovm)
+    al.check_overrun_counter(over, ctr["overruns"])
+    loads = al.check_load_counter(cbm, ctr["load"])
+    check(len(loads) >= 2 and min(loads) >= 0,
+          f"load counter values {loads[:10]}")
+    al.check_jitter_counter(cbm, ctr["jitter"], period)
 
     # Labels of the DSP stages in the audio thread's (label-only) samples.
     st = audio["stringTable"]

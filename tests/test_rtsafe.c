@@ -11,7 +11,9 @@
  *
  *  - "rt", registered: records thousands of events of every kind (marks,
  *    begin/end, intervals, typed markers with every field kind including
- *    truncated strings, counters, sleep/wake), pushes labels past
+ *    truncated strings, counters, sleep/wake, audio callbacks: within
+ *    budget, and over it, so with overrun markers and the overrun
+ *    counter), pushes labels past
  *    RTPROF_MAX_LABELS, reads rtprof_now and its own statistics, runs out of
  *    chunks (dropped_full > 0, seen from inside the filter), keeps recording
  *    while the writer refills it, then leaves with a raw exit(2);
@@ -155,6 +157,12 @@ struct shm {
 	 * its records are several per call, so they are counted together. */
 	uint16_t audio_type_id, audio_ctr_id[3];
 	uint64_t audio_attempted, audio_recorded;
+	/* A second site whose every callback overruns (a 1 us budget): the
+	 * overrun path under the filter. Its callbacks' records are counted
+	 * with the first site's. */
+	uint16_t overrun_type_id, ov_ctr_id[3];
+	uint64_t ov_calls, ov_callbacks, ov_overruns;
+	int64_t ov_counter_value;
 
 	/* The rt thread's accounting, call by call. */
 	uint64_t attempted[NKINDS];
@@ -186,7 +194,7 @@ struct shm {
 };
 
 static struct shm *shm;
-static rtprof_audio audio_rt;
+static rtprof_audio audio_rt, audio_ov;
 /* RTPROF_TEST_INJECT=syscall|alloc: the rt thread breaks the rules once,
  * under its filter, to show that this test notices (a harness self-check). */
 static int inject;
@@ -581,6 +589,24 @@ rt_round(uint64_t i)
 		shm->audio_attempted += n;
 		shm->audio_recorded += n - (drop_sum() - before);
 	}
+	if (i % 4 == 1) {
+		/* 1 frame at 1 MHz: a 1 us budget, and at least 3 us used: an
+		 * overrun every time. begin: jitter (from the second call on);
+		 * end: the callback marker, the overrun marker, the overrun
+		 * counter, the load counter. */
+		uint64_t before = drop_sum();
+		unsigned n = audio_ov.prev_begin != 0 ? 5 : 4;
+
+		rtprof_audio_begin(&audio_ov, 1, 1000000);
+		while ((double)(rtprof_now() - audio_ov.t_begin) <
+		    3.0 * audio_ov.ticks_per_us)
+			shm->now_calls++;
+		rtprof_audio_end(&audio_ov);
+		shm->now_calls += 2;
+		shm->ov_calls++;
+		shm->audio_attempted += n;
+		shm->audio_recorded += n - (drop_sum() - before);
+	}
 	rtprof_label_push("rt.label");
 	{
 		RTPROF_LABEL_SCOPE("rt.scope");
@@ -667,6 +693,10 @@ rt_main(void *arg)
 	shm->final_stats = st;
 	shm->rounds = i;
 	shm->rt_counter_value = __atomic_load_n(&counter_rt->value, __ATOMIC_RELAXED);
+	shm->ov_callbacks = audio_ov.callbacks;
+	shm->ov_overruns = audio_ov.overrun_count;
+	shm->ov_counter_value = __atomic_load_n(&audio_ov.overruns->value,
+	    __ATOMIC_RELAXED);
 	atomic_store(&shm->rt_phase, 2);
 	raw_thread_exit();
 	return NULL;
@@ -832,6 +862,14 @@ child_main(int dumpfd)
 	shm->audio_ctr_id[0] = audio_rt.load->id;
 	shm->audio_ctr_id[1] = audio_rt.jitter->id;
 	shm->audio_ctr_id[2] = audio_rt.overruns->id;
+	if (rtprof_audio_init(&audio_ov, "ov") != 0) {
+		perror("rtprof_audio_init");
+		return 2;
+	}
+	shm->overrun_type_id = audio_ov.overrun_type->id;
+	shm->ov_ctr_id[0] = audio_ov.load->id;
+	shm->ov_ctr_id[1] = audio_ov.jitter->id;
+	shm->ov_ctr_id[2] = audio_ov.overruns->id;
 
 	/* A tiny pool: 4 chunks of 4 KiB, one prefilled, refilled once per
 	 * second: the rt thread runs out of chunks under its filter. */
@@ -899,15 +937,27 @@ check_contents(const struct dm_session *s, const struct dm_thread *th)
 	 * two CPUs may differ by when the thread migrates (1 ms: generous). */
 	uint64_t slack = (uint64_t)(s->ticks_per_second / 1000);
 	int counter_seen = 0;
+	/* The overrun site: its last callback marker (an overrun marker has
+	 * the same interval), counts and counter values seen. */
+	const struct rtprof_rec_view *ov_cb = NULL;
+	uint64_t ov_cbs = 0, ov_markers = 0, ov_last_count = 0;
+	uint64_t ov_loads = 0, ov_jitters = 0, ov_steps = 0;
+	int64_t ov_last_total = 0;
+	const double ov_budget = 1.0 * 1000.0 / 1000000.0;
 
 	for (size_t i = 0; i < th->nrecs; i++) {
 		const struct dm_rec *r = &th->recs[i];
 		const struct rtprof_rec_view *v = &r->v;
 
+		/* An interval is recorded at its end (t1), its t0 may be
+		 * older than the records made meanwhile (an audio callback's
+		 * jitter counter): ordered by the later of the two. */
+		uint64_t t_rec = v->t1 > v->t0 ? v->t1 : v->t0;
+
 		RTPROF_CHECK(v->kind >= 1 && v->kind <= 8);
-		RTPROF_CHECK_GE(v->t0 + slack, last_t);
-		if (v->t0 > last_t)
-			last_t = v->t0;
+		RTPROF_CHECK_GE(t_rec + slack, last_t);
+		if (t_rec > last_t)
+			last_t = t_rec;
 		switch (v->kind) {
 		case RTPROF_REC_INSTANT:
 			RTPROF_CHECK(r->name != NULL);
@@ -927,7 +977,19 @@ check_contents(const struct dm_session *s, const struct dm_thread *th)
 			RTPROF_CHECK(v->t1 >= v->t0);
 			break;
 		case RTPROF_REC_TYPED:
-			if (v->id == shm->audio_type_id) {
+			if (v->id == shm->audio_type_id &&
+			    v->nvals == 4 && v->vals[0].v.u == 1) {
+				/* The overrun site: 1 frame at 1 MHz, 3 us or
+				 * more used, load = used / budget. */
+				RTPROF_CHECK_EQ(v->phase, RTPROF_PHASE_INTERVAL);
+				RTPROF_CHECK(v->vals[1].v.d == ov_budget);
+				RTPROF_CHECK(v->vals[2].v.d >= 0.003);
+				RTPROF_CHECK(v->vals[3].v.d ==
+				    v->vals[2].v.d / v->vals[1].v.d);
+				RTPROF_CHECK_GT(v->t1, v->t0);
+				ov_cb = v;
+				ov_cbs++;
+			} else if (v->id == shm->audio_type_id) {
 				/* frames, budget, used, load: 48000 at 48 kHz. */
 				RTPROF_CHECK_EQ(v->phase, RTPROF_PHASE_INTERVAL);
 				RTPROF_CHECK_EQ(v->nvals, 4);
@@ -935,6 +997,29 @@ check_contents(const struct dm_session *s, const struct dm_thread *th)
 				RTPROF_CHECK(v->vals[1].v.d == 1000.0);
 				RTPROF_CHECK(v->vals[2].v.d >= 0.0 &&
 				    v->vals[2].v.d < 1000.0);
+				RTPROF_CHECK(v->vals[3].v.d ==
+				    v->vals[2].v.d / v->vals[1].v.d);
+			} else if (v->id == shm->overrun_type_id) {
+				/* count, budget, used, over: only the overrun
+				 * site overruns; count goes up (by one unless
+				 * records were dropped in between). */
+				RTPROF_CHECK_EQ(v->phase, RTPROF_PHASE_INTERVAL);
+				RTPROF_CHECK_EQ(v->nvals, 4);
+				RTPROF_CHECK_GT(v->vals[0].v.u, ov_last_count);
+				RTPROF_CHECK_LE(v->vals[0].v.u, shm->ov_overruns);
+				ov_last_count = v->vals[0].v.u;
+				RTPROF_CHECK(v->vals[1].v.d == ov_budget);
+				RTPROF_CHECK(v->vals[2].v.d >= 0.003);
+				RTPROF_CHECK(v->vals[3].v.d ==
+				    v->vals[2].v.d - v->vals[1].v.d);
+				/* Right after its callback's marker. */
+				if (i > 0 && ov_cb == &th->recs[i - 1].v) {
+					RTPROF_CHECK_EQ(v->t0, ov_cb->t0);
+					RTPROF_CHECK_EQ(v->t1, ov_cb->t1);
+					RTPROF_CHECK(v->vals[2].v.d ==
+					    ov_cb->vals[2].v.d);
+				}
+				ov_markers++;
 			} else if (v->id == shm->type_all_id) {
 				uint64_t u;
 				const char *st;
@@ -980,6 +1065,23 @@ check_contents(const struct dm_session *s, const struct dm_thread *th)
 			if (v->id == shm->audio_ctr_id[0] ||
 			    v->id == shm->audio_ctr_id[1])
 				break;  /* load, jitter (no overrun here) */
+			if (v->id == shm->ov_ctr_id[0]) {
+				RTPROF_CHECK_GE(v->value, 3000); /* per mille */
+				ov_loads++;
+				break;
+			}
+			if (v->id == shm->ov_ctr_id[1]) {
+				ov_jitters++;
+				break;
+			}
+			if (v->id == shm->ov_ctr_id[2]) {
+				/* The running count of overruns. */
+				RTPROF_CHECK_GT(v->value, ov_last_total);
+				RTPROF_CHECK_LE(v->value, (int64_t)shm->ov_overruns);
+				ov_last_total = v->value;
+				ov_steps++;
+				break;
+			}
 			RTPROF_CHECK_EQ(v->id, shm->counter_id);
 			counter_seen = 1;
 			break;
@@ -994,6 +1096,25 @@ check_contents(const struct dm_session *s, const struct dm_thread *th)
 		RTPROF_CHECK_GT(phases[p], 0);
 	}
 	RTPROF_CHECK(counter_seen);
+	/* The overrun path: every callback of the site overran, and its
+	 * markers and counter values were recorded under the filter. */
+	printf("  overrun site: %" PRIu64 " calls, %" PRIu64 " callbacks, %"
+	    PRIu64 " overruns (counter %" PRId64 "); decoded %" PRIu64
+	    " callback and %" PRIu64 " overrun markers, %" PRIu64 " load, %"
+	    PRIu64 " jitter, %" PRIu64 " overrun counter values\n",
+	    shm->ov_calls, shm->ov_callbacks, shm->ov_overruns,
+	    shm->ov_counter_value, ov_cbs, ov_markers, ov_loads, ov_jitters,
+	    ov_steps);
+	RTPROF_CHECK_GT(shm->ov_calls, 0);
+	RTPROF_CHECK_EQ(shm->ov_callbacks, shm->ov_calls);
+	RTPROF_CHECK_EQ(shm->ov_overruns, shm->ov_callbacks);
+	RTPROF_CHECK_EQ(shm->ov_counter_value, (int64_t)shm->ov_overruns);
+	RTPROF_CHECK_GT(ov_cbs, 0);
+	RTPROF_CHECK_GT(ov_markers, 0);
+	RTPROF_CHECK_GT(ov_loads, 0);
+	RTPROF_CHECK_GT(ov_jitters, 0);
+	RTPROF_CHECK_GT(ov_steps, 0);
+	RTPROF_CHECK_LE(ov_markers, shm->ov_overruns);
 }
 
 static void
@@ -1045,12 +1166,17 @@ check_dump(int fd, int monotonic)
 	for (size_t i = 0; i < th->nrecs; i++) {
 		const struct rtprof_rec_view *v = &th->recs[i].v;
 
-		if (v->kind == RTPROF_REC_TYPED && v->id == shm->audio_type_id)
+		if (v->kind == RTPROF_REC_TYPED &&
+		    (v->id == shm->audio_type_id ||
+		    v->id == shm->overrun_type_id))
 			audio_typed++;
 		else if (v->kind == RTPROF_REC_COUNTER &&
 		    (v->id == shm->audio_ctr_id[0] ||
 		    v->id == shm->audio_ctr_id[1] ||
-		    v->id == shm->audio_ctr_id[2]))
+		    v->id == shm->audio_ctr_id[2] ||
+		    v->id == shm->ov_ctr_id[0] ||
+		    v->id == shm->ov_ctr_id[1] ||
+		    v->id == shm->ov_ctr_id[2]))
 			audio_ctr++;
 	}
 	printf("  audio: attempted %" PRIu64 ", recorded %" PRIu64
@@ -1091,7 +1217,7 @@ check_dump(int fd, int monotonic)
 
 	/* Declarations made it too. */
 	RTPROF_CHECK_EQ(s->nschemas, 4);       /* + the audio API's two */
-	RTPROF_CHECK_EQ(s->ncounters, 5);      /* + its three */
+	RTPROF_CHECK_EQ(s->ncounters, 8);      /* + its three per site */
 	dm_free(&m);
 }
 
