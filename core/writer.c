@@ -299,7 +299,7 @@ add_values(const rtprof_lock *lk, struct rtprof__session *s, int force)
 	struct rtprof__core *c = rtprof__core_get(lk);
 	msgpack_packer pk;
 	struct timespec ts;
-	uint64_t now;
+	uint64_t now, t;
 	uint32_t changed = 0;
 	int64_t *snap;
 
@@ -320,8 +320,11 @@ add_values(const rtprof_lock *lk, struct rtprof__session *s, int force)
 		s->values_n = c->ncounters;
 	}
 	/* One relaxed read of each counter (a sampled statistic); the frame
-	 * is packed from this snapshot so its array count is exact. */
+	 * is packed from this snapshot so its array count is exact, with the
+	 * time read right before it (not after packing: an older value would
+	 * show after a newer record of the same counter). */
 	snap = c->ncounters ? malloc(c->ncounters * sizeof(*snap)) : NULL;
+	t = rtprof_now();
 	for (uint32_t i = 0; snap != NULL && i < c->ncounters; i++) {
 		snap[i] = __atomic_load_n(&c->counters[i]->pub.value, __ATOMIC_RELAXED);
 		changed += snap[i] != s->values_last[i];
@@ -337,7 +340,7 @@ add_values(const rtprof_lock *lk, struct rtprof__session *s, int force)
 		return;
 	}
 	msgpack_pack_array(&pk, 2);
-	msgpack_pack_uint64(&pk, rtprof_now());
+	msgpack_pack_uint64(&pk, t);
 	msgpack_pack_array(&pk, 1 + changed);
 	msgpack_pack_array(&pk, 2);
 	msgpack_pack_uint32(&pk, RTPROF_COUNTER_SELF_MEMORY);
