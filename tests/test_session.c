@@ -1,6 +1,7 @@
 /*
  * test_session.c - the control API: errors, calls from other threads,
- * status and the profiler's own memory, and the RTPROF_FD autostart.
+ * status and the profiler's own memory, the sample interval's bounds, and
+ * the RTPROF_FD autostart.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "dump_reader.h"
 #include "dumpmodel.h"
 #include "rtprof.h"
 
@@ -59,6 +61,56 @@ test_errors(void)
 	RTPROF_CHECK_GT(st.bytes_written, 0);
 	RTPROF_CHECK_EQ(st.sink_error, 0);
 	RTPROF_CHECK_STREQ(rtprof_strerror(-EBUSY), "a session is already running");
+	close(fd);
+}
+
+static int
+on_header_interval(void *ctx, const struct rtprof_dump_header *h)
+{
+	*(uint64_t *)ctx = h->settings.sample_interval_us;
+	return 0;
+}
+
+/*
+ * The sample interval: 100 us .. 1 s (both ends accepted), 0 for the
+ * default 1 ms, which the dump header records as 1000 us.
+ */
+static void
+test_interval(void)
+{
+	static const struct { uint32_t us; int rc; } cases[] = {
+		{ 99, -EINVAL }, { 100, 0 }, { 1000000, 0 },
+		{ 1000001, -EINVAL }, { 1, -EINVAL }, { RTPROF_SAMPLING_OFF, 0 },
+	};
+	struct rtprof_settings s;
+	struct rtprof_session_status st;
+	struct rtprof_dump_stats ds;
+	uint64_t got = 0;
+	struct rtprof_dump_cb cb = { .ctx = &got,
+	    .on_header = on_header_interval };
+	int fd = memfd_create("d", MFD_CLOEXEC);
+
+	RTPROF_CHECK(fd >= 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		s = settings(fd);
+		s.sample_interval_us = cases[i].us;
+		RTPROF_CHECK_EQ(rtprof_session_start(&s), cases[i].rc);
+		RTPROF_CHECK_EQ(rtprof_session_status_get(&st), 0);
+		RTPROF_CHECK_EQ(st.running, cases[i].rc == 0);
+		if (cases[i].rc == 0)
+			RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
+	}
+	/* The default, read back from the dump's header. */
+	RTPROF_CHECK_EQ(ftruncate(fd, 0), 0);
+	RTPROF_CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
+	s = settings(fd);
+	RTPROF_CHECK_EQ(s.sample_interval_us, 0);
+	RTPROF_CHECK_EQ(rtprof_session_start(&s), 0);
+	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
+	RTPROF_CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
+	RTPROF_CHECK_EQ(rtprof_dump_read_fd(fd, &cb, &ds), 0);
+	RTPROF_CHECK_EQ(ds.damage, 0);
+	RTPROF_CHECK_EQ(got, 1000);
 	close(fd);
 }
 
@@ -188,6 +240,7 @@ main(int argc, char **argv)
 		return 0; /* the atexit handler finishes the dump */
 	}
 	test_errors();
+	test_interval();
 	test_other_threads();
 	test_autostart(argv[0]);
 	puts("test_session: ok");
