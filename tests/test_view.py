@@ -11,7 +11,21 @@ test_gecko_content.py on what was served), the CORS preflight, 404 for
 every other path (traversal attempts included), 405, 400, 421, 431 for a
 64 KiB header with the server still serving, a silent client that blocks
 nobody, a partial request answered 408 after the request timeout, the stop
-after the grace period and on SIGINT, and the usage errors.
+after the grace period and on SIGINT, and the usage errors. Then:
+- the opener: with DISPLAY (or WAYLAND_DISPLAY) set and a fake xdg-open
+  first in PATH, the opener gets exactly the printed from-url address as
+  its only argument, runs in a session of its own with SIGPIPE not
+  ignored, and does not hold the server up (it hangs; the server stops
+  after the grace period all the same); with --no-open, with no display
+  variable, or empty ones, it is never run (and the tool says why not);
+- two dumps (two gecko_rec runs) become one profile with exactly the two
+  recorders' pids; one of them read from a slow stdin: the converter's
+  progress line is drawn on stderr when stderr is a terminal (a pty), not
+  when it is a file, nor with -q;
+- --port N: the server listens on exactly N and the URLs carry it;
+- loopback only: /proc/net/tcp has one listener on the port, 127.0.0.1
+  (none in /proc/net/tcp6), and connections to 127.0.0.2, ::1 and this
+  host's other IPv4 addresses are refused.
 
 With --chromium (test_view_chromium): a page served by a second local
 server (another origin) fetch()es the profile in headless Chromium and
@@ -23,6 +37,7 @@ when there is no chromium.
 Standard library only. Every server is started and stopped here, and
 killed on failure.
 """
+import fcntl
 import gzip
 import http.client
 import http.server
@@ -34,6 +49,7 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -47,6 +63,7 @@ CHROMIUM = "--chromium" in sys.argv[5:]
 PY = sys.executable
 PROFILER = "https://profiler.firefox.com"
 procs = []
+openers = []            # pids of fake openers left sleeping (killed at the end)
 
 
 def fail(msg):
@@ -62,16 +79,37 @@ def check(cond, msg):
 class View:
     """One `rtprof view` process; its stdout is read by a thread."""
 
-    def __init__(self, *args, grace="30", origins=()):
-        cmd = [RTPROF, "view", "--no-open", "-v", "--grace", grace]
+    def __init__(self, *args, grace="30", origins=(), no_open=True,
+                 verbose=True, env=None, tty=False, feed=None):
+        """@env: the environment (default: ours); @tty: stderr is a pty
+        (read by a thread, self.tty); @feed: bytes written to stdin by a
+        thread, after 0.5 s without a byte (stdin is /dev/null without)."""
+        cmd = [RTPROF, "view", "--grace", grace]
+        cmd += ["--no-open"] if no_open else []
+        cmd += ["-v"] if verbose else []
         for o in origins:
             cmd += ["--allow-origin", o]
         cmd += list(args)
         self.err_path = os.path.join(WORK, f"view-{len(procs)}.err")
         self.err = open(self.err_path, "w")
-        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                                  stderr=self.err, text=True)
+        self.tty = None
+        master = None
+        stderr = self.err
+        if tty:
+            master, stderr = os.openpty()
+            self.tty = bytearray()
+        self.p = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env,
+            stdin=subprocess.PIPE if feed is not None else subprocess.DEVNULL)
         procs.append(self.p)
+        if tty:
+            os.close(stderr)
+            self.tty_done = threading.Event()
+            threading.Thread(target=self._pump_tty, args=(master,),
+                             daemon=True).start()
+        if feed is not None:
+            threading.Thread(target=self._feed, args=(feed,),
+                             daemon=True).start()
         self.lines = queue.Queue()
         self.out = []
         threading.Thread(target=self._pump, daemon=True).start()
@@ -89,6 +127,36 @@ class View:
             "open it in the Firefox Profiler: " + PROFILER + "/from-url/" +
             urllib.parse.quote(self.url, safe="") + "/"),
             f"from-url address: {self.from_url}")
+        self.address = self.from_url.split("Firefox Profiler: ", 1)[1]
+
+    def until_ready(self):
+        """The lines after the from-url address, up to "Ctrl-C stops"."""
+        got = []
+        while True:
+            line = self.line(10)
+            if "Ctrl-C stops" in line:
+                return got
+            got.append(line)
+
+    def _feed(self, data):
+        time.sleep(0.5)
+        try:
+            self.p.stdin.buffer.write(data)
+            self.p.stdin.close()
+        except (BrokenPipeError, ValueError):
+            pass
+
+    def _pump_tty(self, master):
+        while True:
+            try:
+                b = os.read(master, 4096)
+            except OSError:         # EIO: the last writer closed it
+                break
+            if not b:
+                break
+            self.tty += b
+        os.close(master)
+        self.tty_done.set()
 
     def _pump(self):
         for line in self.p.stdout:
@@ -107,6 +175,8 @@ class View:
         return line
 
     def stderr(self):
+        if self.tty is not None:
+            return self.tty.decode(errors="replace")
         self.err.flush()
         with open(self.err_path, errors="replace") as f:
             return f.read()
@@ -395,6 +465,260 @@ def test_usage(dump, json_path):
     check(r.returncode == 2, "unknown command")
 
 
+FAKE_OPENER = r"""#!/bin/sh
+# A fake xdg-open (tests/test_view.py): records its arguments (NUL after
+# each) and its /proc stat and status, then hangs as a browser would.
+out="$RTPROF_TEST_OPENER_OUT"
+printf '%s\0' "$@" > "$out.tmp"
+cat /proc/$$/stat /proc/$$/status > "$out.proc"
+mv "$out.tmp" "$out.argv"
+exec sleep 60
+"""
+
+
+def opener_env(tag, **display):
+    """Our environment without DISPLAY/WAYLAND_DISPLAY, plus @display,
+    with the fake xdg-open first in PATH; and where it would write."""
+    bindir = os.path.join(WORK, "fakebin")
+    fake = os.path.join(bindir, "xdg-open")
+    if not os.path.exists(fake):
+        os.makedirs(bindir, exist_ok=True)
+        with open(fake, "w") as f:
+            f.write(FAKE_OPENER)
+        os.chmod(fake, 0o755)
+    out = os.path.join(WORK, "opener-" + tag)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env.update(display)
+    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    env["RTPROF_TEST_OPENER_OUT"] = out
+    return env, out + ".argv", out + ".proc"
+
+
+def kill_opener(pid):
+    """Kill a fake opener still sleeping (pid checked: still one of ours,
+    with our RTPROF_TEST_OPENER_OUT in its environment)."""
+    mark = ("RTPROF_TEST_OPENER_OUT=" + os.path.join(WORK, "opener-")).encode()
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read().split(b"\0")[0]
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = f.read().split(b"\0")
+        if cmd == b"sleep" and any(e.startswith(mark) for e in env):
+            os.kill(pid, signal.SIGKILL)
+    except (OSError, ValueError):
+        pass
+
+
+def fetch_and_stop(v, what):
+    """GET the profile from @v (grace 0): it must stop by itself."""
+    r, body = v.request("GET")
+    check(r.status == 200, f"{what}: GET status {r.status}")
+    rc, out = v.wait(15)
+    check(rc == 0 and "grace period passed" in out,
+          f"{what}: exit {rc}:\n{out}\n{v.stderr()}")
+    return body, out
+
+
+def test_opener(dump):
+    sigpipe_bit = 1 << (signal.SIGPIPE - 1)
+    sigint_bit = 1 << (signal.SIGINT - 1)
+    for tag, display in (("x11", {"DISPLAY": ":99"}),
+                         ("wayland", {"WAYLAND_DISPLAY": "wayland-test"})):
+        env, argv_path, proc_path = opener_env(tag, **display)
+        v = View(dump, grace="0", no_open=False, env=env)
+        said = v.until_ready()
+        check(any("opening it with xdg-open" in x for x in said),
+              f"{tag}: no 'opening it' message: {said}")
+        deadline = time.time() + 10
+        while not os.path.exists(argv_path) and time.time() < deadline:
+            time.sleep(0.05)
+        check(os.path.exists(argv_path),
+              f"{tag}: the opener was not run:\n{v.stderr()}")
+        with open(argv_path, "rb") as f:
+            args = f.read().split(b"\0")[:-1]
+        check(args == [v.address.encode()],
+              f"{tag}: opener arguments {args!r}, printed {v.address!r}")
+        with open(proc_path) as f:
+            stat, status = f.read().split("\n", 1)
+        pid = int(stat.split()[0])
+        openers.append(pid)
+        ppid, pgrp, sid = (int(x) for x in stat.rsplit(")", 1)[1].split()[1:4])
+        sigign = int(re.search(r"^SigIgn:\s*([0-9a-f]+)$", status,
+                               re.M).group(1), 16)
+        check(ppid == v.p.pid, f"{tag}: opener's parent {ppid}, not rtprof")
+        # Its own session: the Ctrl-C that stops the server (the
+        # terminal's foreground group) does not reach the browser.
+        check(sid == pid and pgrp == pid and sid != os.getsid(v.p.pid),
+              f"{tag}: opener pid {pid} pgrp {pgrp} sid {sid}, rtprof's "
+              f"sid {os.getsid(v.p.pid)}")
+        check(sigign & (sigpipe_bit | sigint_bit) == 0,
+              f"{tag}: opener starts with SigIgn {sigign:x}")
+        # The opener still runs (it sleeps): the server is not held up.
+        t0 = time.time()
+        fetch_and_stop(v, tag)
+        check(time.time() - t0 < 5, f"{tag}: stopped late (opener?)")
+        check(os.path.exists(f"/proc/{pid}"), f"{tag}: opener gone early")
+        kill_opener(pid)
+
+    # Never run: --no-open (with a display), no display, empty ones.
+    for tag, display, no_open, says in (
+            ("no-open", {"DISPLAY": ":99", "WAYLAND_DISPLAY": "w"}, True, None),
+            ("no-display", {}, False, "no display"),
+            ("empty-display", {"DISPLAY": "", "WAYLAND_DISPLAY": ""}, False,
+             "no display")):
+        env, argv_path, proc_path = opener_env(tag, **display)
+        v = View(dump, grace="0", no_open=no_open, env=env)
+        said = v.until_ready()
+        fetch_and_stop(v, tag)
+        time.sleep(0.5)         # a late opener would have written by now
+        ran = os.path.exists(proc_path)
+        if ran:
+            with open(proc_path) as f:
+                openers.append(int(f.read().split()[0]))
+        check(not ran and not os.path.exists(argv_path),
+              f"{tag}: the opener was run")
+        check(not any("opening" in x for x in said),
+              f"{tag}: says it opens: {said}")
+        check(says is None or any(says in x for x in said),
+              f"{tag}: does not say '{says}': {said}")
+
+
+def profile_pids(p):
+    """Top-level pids and each sub-process's, as sets of strings."""
+    top = {str(t["pid"]) for t in p["threads"]}
+    subs = [{str(t["pid"]) for t in sp["threads"]} for sp in p["processes"]]
+    return top, subs
+
+
+def test_multi(dump, dump2, pids):
+    want = {str(x) for x in pids}
+    v = View(dump, dump2, grace="0", verbose=False)
+    body, _ = fetch_and_stop(v, "two dumps")
+    served = os.path.join(WORK, "multi.json.gz")
+    with open(served, "wb") as f:
+        f.write(body)
+    r = run([PY, os.path.join(SRC, "gecko_check.py"), "--expect-processes",
+             "2", served])
+    check(r.returncode == 0, f"two dumps: gecko_check.py:\n{r.stdout}")
+    top, subs = profile_pids(json.loads(gzip.decompress(body)))
+    check(len(subs) == 1 and len(top) == 1 and len(subs[0]) == 1 and
+          top | subs[0] == want, f"two dumps: pids {top} {subs}, want {want}")
+    check("\r" not in v.stderr() and "MB read" not in v.stderr(),
+          f"progress drawn on a file:\n{v.stderr()!r}")
+
+    # The first dump from stdin, after 0.5 s without a byte: a conversion
+    # that lasts, so the progress line (drawn after 0.1 s) is due.
+    with open(dump, "rb") as f:
+        data = f.read()
+    bar = re.compile(rb"\rrtprof view: <stdin> [0-9.]+ MB read\x1b\[K")
+    for tty, quiet in ((True, False), (False, False), (True, True)):
+        what = f"stdin + dump, stderr {'a tty' if tty else 'a file'}" + \
+            (", -q" if quiet else "")
+        v = View("-", dump2, *(["-q"] if quiet else []), grace="0",
+                 verbose=False, tty=tty, feed=data)
+        body, _ = fetch_and_stop(v, what)
+        top, subs = profile_pids(json.loads(gzip.decompress(body)))
+        check(top | set().union(*subs) == want, f"{what}: pids {top} {subs}")
+        if tty:
+            check(v.tty_done.wait(10), f"{what}: the pty stays open")
+            err = bytes(v.tty)
+        else:
+            with open(v.err_path, "rb") as f:
+                err = f.read()
+        drawn = bar.search(err) is not None
+        check(drawn == (tty and not quiet),
+              f"{what}: progress {'drawn' if drawn else 'not drawn'}: "
+              f"{err!r}")
+        if drawn:
+            check(err.endswith(b"\r\x1b[K"), f"{what}: line not erased: "
+                  f"{err!r}")
+
+
+def ipv4_addresses():
+    """This host's IPv4 addresses (SIOCGIFADDR on every interface)."""
+    got = set()
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        for _, name in socket.if_nameindex():
+            try:
+                r = fcntl.ioctl(s.fileno(), 0x8915,       # SIOCGIFADDR
+                                struct.pack("256s", name.encode()[:15]))
+            except OSError:
+                continue        # no IPv4 address
+            got.add(socket.inet_ntoa(r[20:24]))
+    finally:
+        s.close()
+    return got
+
+
+def listeners(port):
+    """(table, local address) of every TCP socket listening on @port."""
+    got = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]
+        except FileNotFoundError:
+            continue
+        for row in rows:
+            fields = row.split()
+            addr, p = fields[1].split(":")
+            if int(p, 16) == port and fields[3] == "0A":   # TCP_LISTEN
+                got.append((table, addr))
+    return got
+
+
+def connects(family, addr, port):
+    """None when a connection to @addr:@port was made, else the error."""
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.settimeout(3)
+    try:
+        s.connect((addr, port))
+        return None
+    except OSError as e:
+        return e
+    finally:
+        s.close()
+
+
+def test_port_loopback(dump):
+    # A free port: bound by us, then released.
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    v = View("--port", str(port), dump, grace="0")
+    check(v.port == port, f"--port {port}: served on {v.port}")
+    check(v.url.startswith(f"http://127.0.0.1:{port}/"), f"URL {v.url}")
+    check(urllib.parse.quote(f"127.0.0.1:{port}/", safe="") in v.address,
+          f"from-url address {v.address} lacks the port")
+
+    # Bound to 127.0.0.1 only: one listener, in the IPv4 table.
+    lo = "%08X" % struct.unpack("=I", socket.inet_aton("127.0.0.1"))[0]
+    got = listeners(port)
+    check(got == [("/proc/net/tcp", lo)],
+          f"listeners on {port}: {got}, want 127.0.0.1 ({lo}) only")
+    check(connects(socket.AF_INET, "127.0.0.1", port) is None,
+          "no connection to 127.0.0.1")
+    # Another loopback address (same interface), this host's other
+    # addresses, IPv6 loopback: nobody listens there.
+    err = connects(socket.AF_INET, "127.0.0.2", port)
+    check(isinstance(err, ConnectionRefusedError),
+          f"127.0.0.2:{port}: {err or 'connected'}, want refused")
+    others = sorted(a for a in ipv4_addresses() if not a.startswith("127."))
+    for a in others:
+        err = connects(socket.AF_INET, a, port)
+        check(isinstance(err, ConnectionRefusedError),
+              f"{a}:{port}: {err or 'connected'}, want refused")
+    if socket.has_ipv6:
+        err = connects(socket.AF_INET6, "::1", port)
+        check(err is not None, f"[::1]:{port}: connected")
+    print(f"test_view: port {port} on 127.0.0.1 only; refused on "
+          f"127.0.0.2 {' '.join(others)} ::1")
+    fetch_and_stop(v, f"--port {port}")
+
+
 PAGE = """<!doctype html>
 <html><body><div id="out">pending</div><script>
 async function get(u, preflight) {
@@ -495,11 +819,34 @@ def main():
             gz, js = test_http(dump)
             test_profiles(gz, js)
             test_usage(dump, js)
+            test_opener(dump)
+            # A second recording (another process): its pid is known
+            # (gecko_rec is the process that records).
+            dump2 = os.path.join(WORK, "rec2.rtprof")
+            pids = []
+            for d in (dump, dump2):
+                p = subprocess.Popen([REC, d], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+                _, err = p.communicate(timeout=60)
+                check(p.returncode == 0, f"gecko_rec failed: {err}")
+                pids.append(p.pid)
+            test_multi(dump, dump2, pids)
+            test_port_loopback(dump)
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
                 p.wait()
+        # Fake openers left sleeping, those a failed check did not note.
+        for name in os.listdir(WORK):
+            if name.startswith("opener-") and name.endswith(".proc"):
+                try:
+                    with open(os.path.join(WORK, name)) as f:
+                        openers.append(int(f.read().split()[0]))
+                except (OSError, ValueError, IndexError):
+                    pass
+        for pid in set(openers):
+            kill_opener(pid)
     print("test_view: ok")
 
 

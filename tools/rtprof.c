@@ -1077,12 +1077,19 @@ percent_encode(const char *in, char *out, size_t n)
 
 /*
  * Open @url with the desktop's opener (xdg-open), not waiting for it.
- * Return: its pid, or -1 (message printed).
+ * The opener may start the browser itself and wait for it (xdg-open
+ * does on a desktop it does not know), so it runs in a session of its
+ * own: the Ctrl-C that stops this server (sent to the terminal's
+ * foreground process group) must not kill the browser just opened. It
+ * gets the signal dispositions and mask of a normal start, not our
+ * ignored SIGPIPE. Return: its pid, or -1 (message printed).
  */
 static pid_t
 open_browser(const char *url)
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, dfl;
 	char *argv[] = { "xdg-open", (char *)url, NULL };
 	pid_t pid;
 	int rc;
@@ -1093,7 +1100,18 @@ open_browser(const char *url)
 	    O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null",
 	    O_WRONLY, 0);
-	rc = posix_spawnp(&pid, "xdg-open", &fa, NULL, argv, environ);
+	posix_spawnattr_init(&at);
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	sigaddset(&dfl, SIGINT);
+	sigaddset(&dfl, SIGTERM);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &dfl);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID |
+	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	rc = posix_spawnp(&pid, "xdg-open", &fa, &at, argv, environ);
+	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0) {
 		fprintf(stderr, VIEW ": cannot run xdg-open (%s): open the "
