@@ -3,8 +3,9 @@
  *
  * One thread, started with the first session that samples and kept for the
  * process's life (like the writer). While a session runs and is not paused
- * it wakes every sample_interval_us on CLOCK_MONOTONIC, aiming at a regular
- * grid without catching up when late (a late tick moves the grid), and for
+ * it ticks once in every sample_interval_us of CLOCK_MONOTONIC, at a random
+ * point of it (sampler_main: no periodic workload stays in step with the
+ * ticks), without catching up when late (a late tick moves the grid), and for
  * every registered thread under the core lock (which keeps thread records
  * alive: a thread that unregistered is never signalled):
  *   - reads the thread's CPU clock: CPU ns since its previous sample;
@@ -479,12 +480,12 @@ settle(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t now)
 /* Context: sampler thread, lock held. */
 static void
 sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
-    uint64_t idle_ns, uint64_t deadline)
+    uint64_t deadline)
 {
 	struct rtprof__sample_req *rq;
 	unsigned flags = 0;
 	int64_t cpu = cpu_ns(th);
-	uint64_t d, t;
+	uint64_t d, t, now, span;
 	uint32_t sl;
 
 	if (cpu < 0)
@@ -494,6 +495,7 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 		th->s_gen = gen;
 		th->s_has_stack = 0;
 		th->s_cpu_last = (uint64_t)cpu;
+		th->s_mono_last = 0;
 		th->s_misses = 0;
 		th->s_skip = 0;
 	}
@@ -501,6 +503,10 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 		return;
 	d = (uint64_t)cpu >= th->s_cpu_last ? (uint64_t)cpu - th->s_cpu_last : 0;
 	th->s_cpu_last = (uint64_t)cpu;
+	now = rtprof__mono_ns();
+	span = th->s_mono_last != 0 && now > th->s_mono_last ?
+	    now - th->s_mono_last : 0;
+	th->s_mono_last = now;
 	sl = rtprof__sleep_observe(lk, th);
 	if (sl != RTPROF__AWAKE)
 		flags |= RTPROF_SAMPLE_ASLEEP;
@@ -508,12 +514,13 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 	atomic_fetch_add_explicit(&th->samples, 1, memory_order_relaxed);
 	/*
 	 * O(1), no signal: the thread declared itself asleep, or it used
-	 * (almost) no CPU since its previous sample: its stack is the one
-	 * of that sample (or, asleep, the last one taken while it ran). A
-	 * thread blocked in a call that never restarts (poll, nanosleep)
-	 * is thus not interrupted again and again with EINTR.
+	 * (almost) no CPU since its previous sample (under 2% of the time
+	 * since: ticks are not evenly spaced): its stack is the one of that
+	 * sample (or, asleep, the last one taken while it ran). A thread
+	 * blocked in a call that never restarts (poll, nanosleep) is thus
+	 * not interrupted again and again with EINTR.
 	 */
-	if (th->s_has_stack && (sl != RTPROF__AWAKE || d < idle_ns)) {
+	if (th->s_has_stack && (sl != RTPROF__AWAKE || d < span / 50)) {
 		rec_same(t, th->tid, d, flags);
 		return;
 	}
@@ -574,8 +581,10 @@ static void
 sample_counters(const rtprof_lock *lk)
 {
 	struct rtprof__core *c = rtprof__core_get(lk);
-	uint64_t t = rtprof_now(), rss = rtprof__process_rss();
+	uint64_t rss = rtprof__process_rss(), t = rtprof_now();
 
+	/* The time after reading /proc (tens of us), right before the
+	 * counters: a value set meanwhile is not shown early. */
 	rec_counter(t, RTPROF_COUNTER_PROCESS_MEMORY, (int64_t)rss);
 	if (c->memory != self_mem_last) {
 		self_mem_last = c->memory;
@@ -611,8 +620,6 @@ tick(const rtprof_lock *lk, uint32_t gen, uint64_t t_lock0, uint64_t m_lock0,
 	struct rtprof__thread *self = rtprof__tls.thread;
 	uint64_t m1 = rtprof__mono_ns(), m2, m3;
 	uint64_t v[4] = { m1 - m_lock0, 0, 0, 0 };
-	/* Below 2% of a tick of CPU, a thread counts as idle. */
-	uint64_t idle_ns = interval_ns / 50;
 	uint64_t deadline = m1 + interval_ns / TICK_WAIT_SHARE;
 
 	rtprof__unwinder_tick(unw);
@@ -620,7 +627,7 @@ tick(const rtprof_lock *lk, uint32_t gen, uint64_t t_lock0, uint64_t m_lock0,
 		if (th->exited || th == self ||
 		    (th->flags & RTPROF_THREAD_SAMPLER))
 			continue;
-		sample_thread(lk, th, gen, idle_ns, deadline);
+		sample_thread(lk, th, gen, deadline);
 		v[3]++;
 	}
 	m2 = rtprof__mono_ns();
@@ -638,13 +645,39 @@ ts_of(uint64_t ns, struct timespec *ts)
 	ts->tv_nsec = (long)(ns % 1000000000u);
 }
 
+/*
+ * A uniform random offset in [0, @span) (xorshift64*). Context: sampler.
+ */
+static uint64_t
+jitter(uint64_t span)
+{
+	static uint64_t x;
+
+	if (x == 0)
+		x = rtprof__mono_ns() ^ ((uint64_t)getpid() << 32) ^ 1;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	return (uint64_t)((double)((x * 0x2545f4914f6cdd1dull) >> 11) /
+	    9007199254740992.0 * (double)span);
+}
+
+/*
+ * The tick loop. Time is cut into slots of one interval, and each slot
+ * gets exactly one tick, at a random point in it (stratified sampling):
+ * as many ticks as evenly spaced ones, but no periodic workload can stay
+ * in step with them (a callback every 1 ms, or every 2.67 ms = 8 ticks
+ * for 3 callbacks, would otherwise be sampled at a few fixed phases
+ * only). A tick that ends past its next slot moves the grid, with no
+ * catching up.
+ */
 static void *
 sampler_main(void *arg)
 {
 	const rtprof_lock *lk;
 	struct rtprof__core *c;
 	uint32_t gen = 0;
-	uint64_t next = 0;
+	uint64_t slot = 0, fire = 0;
 	sigset_t all;
 
 	(void)arg;
@@ -661,7 +694,7 @@ sampler_main(void *arg)
 	c = rtprof__core_get(lk);
 	for (;;) {
 		struct rtprof__session *s = c->running;
-		uint64_t now, t_lock0, m_lock0;
+		uint64_t now, t_lock0, m_lock0, iv;
 		struct timespec ts;
 
 		if (s == NULL || s->paused ||
@@ -672,19 +705,22 @@ sampler_main(void *arg)
 			continue;
 		}
 		now = rtprof__mono_ns();
+		iv = s->set.sample_interval_us * 1000ull;
 		if (s->gen != gen) {
 			gen = s->gen;
-			next = now + s->set.sample_interval_us * 1000ull;
+			slot = now;
+			fire = slot + jitter(iv);
 		}
-		if (now < next) {
-			ts_of(next, &ts);
+		if (now < fire) {
+			ts_of(fire, &ts);
 			pthread_cond_timedwait(&c->sampler_cv, &c->mu, &ts);
 			continue;       /* re-check the session first */
 		}
-		/* Regular ticks; a late one moves the grid, no catching up. */
-		next += s->set.sample_interval_us * 1000ull;
-		if (next <= now)
-			next = now + s->set.sample_interval_us * 1000ull;
+		/* The next slot; late past its end: the grid moves. */
+		slot += iv;
+		if (slot + iv <= now)
+			slot = now;
+		fire = slot + jitter(iv);
 		/* The lock's cost is part of the overhead: take it again. */
 		rtprof__unlock(lk);
 		t_lock0 = rtprof_now();
@@ -693,8 +729,7 @@ sampler_main(void *arg)
 		c = rtprof__core_get(lk);
 		if (c->running != s || s->paused)
 			continue;
-		tick(lk, gen, t_lock0, m_lock0,
-		    s->set.sample_interval_us * 1000ull);
+		tick(lk, gen, t_lock0, m_lock0, iv);
 	}
 	return NULL;
 }

@@ -147,6 +147,7 @@ struct rtprof__thread {
 	uint32_t s_gen;                 /* session the fields below are for */
 	int s_has_stack;                /* a SAMPLE was written for it */
 	uint64_t s_cpu_last;            /* CPU ns at its previous sample */
+	uint64_t s_mono_last;           /* CLOCK_MONOTONIC ns of it; 0: none */
 	uint32_t s_misses;              /* signals not answered in a row */
 	uint32_t s_skip;                /* ticks left before asking again */
 	/* A request not answered within its tick (a thread waiting for a
