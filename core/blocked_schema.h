@@ -8,6 +8,36 @@
 
 #include "../rt/rtprof.h"
 
+/*
+ * What core/preload.c records: {call, fd, bytes, path}. path: what the
+ * descriptor names (readlink of /proc/self/fd/N: a file, a FIFO,
+ * "pipe:[ino]", "socket:[ino]"), looked up only for a call that blocked
+ * at least the backtrace threshold; "" otherwise.
+ */
+static const struct rtprof_marker_schema rtprof__blocked_path_schema = {
+	.name = "Blocked",
+	.category = RTPROF_CAT_IO,
+	.display = RTPROF_DISPLAY_MARKER_CHART | RTPROF_DISPLAY_MARKER_TABLE |
+	    RTPROF_DISPLAY_TIMELINE_FILEIO,
+	.tooltip_label = "{marker.data.call} blocked {marker.duration}",
+	.table_label = "{marker.data.call}(fd {marker.data.fd}): "
+	    "{marker.data.bytes} bytes",
+	.chart_label = "{marker.data.call}",
+	.nfields = 4,
+	.fields = {
+		{ "call", "Call", "string", RTPROF_FIELD_STATIC_STR },
+		{ "fd", "Descriptor", "integer", RTPROF_FIELD_I64 },
+		{ "bytes", "Bytes", "bytes", RTPROF_FIELD_I64 },
+		{ "path", "Path", "file-path", RTPROF_FIELD_STR },
+	},
+};
+
+/*
+ * The same type without path, as it was before path came: what
+ * tests/backtrace_rec.c records without the preload library (a marker's
+ * record holds exactly its schema's fields, so that writer keeps this
+ * layout until it puts a path too). Readers find fields by key.
+ */
 static const struct rtprof_marker_schema rtprof__blocked_schema = {
 	.name = "Blocked",
 	.category = RTPROF_CAT_IO,

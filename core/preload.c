@@ -25,6 +25,8 @@
 #include <alloca.h>
 #include <semaphore.h>
 #include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -104,7 +106,8 @@ pthread_create(pthread_t *t, const pthread_attr_t *attr,
  * Calls that may block are timed on registered threads: while in one, the
  * thread counts as asleep (the sampler repeats its last stack in O(1) and
  * never signals it, so the call is not interrupted with EINTR), and a call
- * of at least 1 us becomes a "Blocked" interval marker {call, fd, bytes}.
+ * of at least 1 us becomes a "Blocked" interval marker {call, fd, bytes,
+ * path} (path: only past the threshold, below).
  * A call that blocked at least the threshold (RTPROF_BLOCK_THRESHOLD_US,
  * default 100 us, "off": never) is followed in the thread's stream by a
  * BACKTRACE record: the stack where it blocked (docs/wire-format.md).
@@ -319,7 +322,7 @@ preload_init(void)
 {
 	Dl_info self;
 
-	blocked_type = rtprof_marker_type_declare(&rtprof__blocked_schema);
+	blocked_type = rtprof_marker_type_declare(&rtprof__blocked_path_schema);
 	min_ticks = (uint64_t)(rtprof_ticks_per_second() / 1e6);
 	if (min_ticks == 0)
 		min_ticks = 1;
@@ -357,28 +360,56 @@ blk_begin(struct blk *b)
 	return 1;
 }
 
+/*
+ * What descriptor @fd names: readlink of /proc/self/fd/FD (a path, or
+ * "pipe:[ino]", "socket:[ino]", "anon_inode:[eventpoll]"), into @buf.
+ * A few microseconds (a system call): only for a call that already lost
+ * at least the threshold. Return: its length, 0 when unknown.
+ */
+static size_t
+fd_path(int64_t fd, char *buf, size_t n)
+{
+	char link[40];
+	ssize_t k;
+	int saved = errno;
+
+	if (fd < 0 || fd > INT32_MAX)
+		return 0;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", (int)fd);
+	k = readlink(link, buf, n);
+	errno = saved;
+	return k > 0 ? (size_t)k : 0;
+}
+
 static inline void
 blk_end(struct blk *b, const char *call, int64_t fd, int64_t bytes)
 {
 	int saved = errno;
 	uint64_t t1;
 	rtprof_rec r;
+	char path[RTPROF_MAX_STRING];
+	size_t plen = 0;
+	int slow;
 
 	atomic_store_explicit(&b->th->sleep, RTPROF__AWAKE,
 	    memory_order_release);
 	t1 = rtprof_now();
+	/* Over the threshold, and never on a real-time thread: the unwinder
+	 * may take the loader's lock and costs microseconds, readlink is a
+	 * system call, and such a thread's next work (an audio cycle) starts
+	 * as soon as the call returns. */
+	slow = t1 - b->t0 >= bt_ticks && !(b->th->flags & RTPROF_THREAD_RT);
+	if (slow && t1 - b->t0 >= min_ticks)
+		plen = fd_path(fd, path, sizeof(path));
 	if (t1 - b->t0 >= min_ticks && rtprof_marker_open(&r, blocked_type,
 	    RTPROF_PHASE_INTERVAL, b->t0, t1)) {
 		rtprof_put_static_str(&r, call);
 		rtprof_put_i64(&r, fd);
 		rtprof_put_i64(&r, bytes);
+		rtprof_put_str(&r, path, plen);
 		rtprof_marker_close(&r);
-		/* Right after its marker, in the same stream. Never on a
-		 * real-time thread: the unwinder may take the loader's lock
-		 * and costs microseconds, and such a thread's next work (an
-		 * audio cycle) starts as soon as the call returns. */
-		if (t1 - b->t0 >= bt_ticks &&
-		    !(b->th->flags & RTPROF_THREAD_RT))
+		/* Right after its marker, in the same stream. */
+		if (slow)
 			backtrace_rec(b->th, b->t0);
 	}
 	errno = saved;
@@ -477,11 +508,16 @@ pthread_mutex_lock(pthread_mutex_t *m)
  * thread would vanish with it. Stop the session first (everything is
  * written, with its trailer); the new image asks the launcher for a dump
  * of its own (RTPROF_SOCK). If exec fails, this process goes on without a
- * session. Context: the calling thread.
+ * session. A fork child whose session has not started yet (core/state.c,
+ * follow_start) does not start it now: it would only ask the launcher for
+ * a dump and end it at once. Context: the calling thread.
  */
+void rtprof__follow_cancel(void);       /* core/state.c */
+
 static void
 before_exec(void)
 {
+	rtprof__follow_cancel();
 	rtprof_session_stop();  /* also before _exit: see below */
 }
 

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 
 #include "core.h"
@@ -133,9 +135,47 @@ rtprof__settings_resolve(const struct rtprof_settings *in,
 	return 0;
 }
 
+/*
+ * Following fork() children under `rtprof record` (RTPROF_SOCK): a process
+ * whose session autostarted on a descriptor from the launcher keeps the
+ * launcher's socket and its settings (follow_*); a child it forks without
+ * exec asks for a dump of its own and records its one thread, the forking
+ * one (fork_child()). Not at once: a child that execs or exits right after
+ * the fork (a shell running a command, a double fork) would leave a dump
+ * of its own for a few hundred microseconds of shell code (a process of
+ * the profile per command), and pay a round trip to the launcher and two
+ * thread starts per fork. A detached, unregistered thread waits until the
+ * child used FOLLOW_CPU_NS of CPU or lived FOLLOW_WALL_NS, then asks and
+ * starts the session: what the child did before is not recorded. exec,
+ * _exit and exit cancel it first (rtprof__follow_cancel(): a start in
+ * progress completes under follow_mu, then the caller stops it).
+ * Lock order: follow_mu, then the core mutex.
+ */
+#define FOLLOW_CPU_NS 2000000LL
+#define FOLLOW_WALL_NS 50000000LL
+#define FOLLOW_POLL_NS 1000000L
+
+static pthread_mutex_t follow_mu = PTHREAD_MUTEX_INITIALIZER;
+static char follow_sock[108];           /* "": fork children not followed */
+static int follow_fd = -1;              /* this process's own descriptor */
+static struct rtprof_settings follow_set;
+static int follow_cancelled;
+
+RTPROF_API void rtprof__follow_cancel(void);
+
+/* Context: any thread (core/preload.c: before exec and _exit). */
+RTPROF_API void
+rtprof__follow_cancel(void)
+{
+	pthread_mutex_lock(&follow_mu);
+	follow_cancelled = 1;
+	pthread_mutex_unlock(&follow_mu);
+}
+
 static void
 autostop(void)
 {
+	rtprof__follow_cancel();
 	rtprof_session_stop();
 }
 
@@ -165,6 +205,7 @@ fd_from_launcher(const char *path)
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 	    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *cm;
+	struct timeval tmo = { 3, 0 };
 	int sk, fd = -1, n;
 
 	if (strlen(path) >= sizeof(a.sun_path))
@@ -172,6 +213,9 @@ fd_from_launcher(const char *path)
 	sk = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (sk < 0)
 		return -1;
+	/* A launcher that does not answer within seconds: unrecorded. */
+	setsockopt(sk, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo));
+	setsockopt(sk, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
 	memset(&a, 0, sizeof(a));
 	a.sun_family = AF_UNIX;
 	strcpy(a.sun_path, path);
@@ -230,16 +274,20 @@ static void
 autostart(void)
 {
 	const char *fd = getenv("RTPROF_FD"), *v;
+	const char *sock = getenv("RTPROF_SOCK");
 	struct rtprof_settings s;
-	int n = -1;
+	int n = -1, launcher = 0;
 
 	memset(&s, 0, sizeof(s));
-	if (fd != NULL && *fd != 0)
+	if (fd != NULL && *fd != 0) {
 		n = atoi(fd);
-	else if ((v = getenv("RTPROF_SERIAL")) != NULL && *v != 0)
+		launcher = 1;
+	} else if ((v = getenv("RTPROF_SERIAL")) != NULL && *v != 0) {
 		n = fd_from_serial(v, &s);
-	else if ((v = getenv("RTPROF_SOCK")) != NULL && *v != 0)
-		n = fd_from_launcher(v);
+	} else if (sock != NULL && *sock != 0) {
+		n = fd_from_launcher(sock);
+		launcher = 1;
+	}
 	if (n < 0)
 		return;
 	s.struct_size = sizeof(s);
@@ -262,6 +310,13 @@ autostart(void)
 	fcntl(s.fd, F_SETFD, FD_CLOEXEC);
 	if (rtprof_thread_register("main", RTPROF_THREAD_MAIN) == 0 &&
 	    rtprof_session_start(&s) == 0) {
+		/* Under a launcher: fork children are followed too. */
+		if (launcher && sock != NULL && *sock != 0 &&
+		    strlen(sock) < sizeof(follow_sock)) {
+			strcpy(follow_sock, sock);
+			follow_fd = s.fd;
+			follow_set = s;
+		}
 		atexit(autostop);
 		/* The header written before main(): a process stopped or
 		 * killed early still leaves a dump that says who it was. */
@@ -270,19 +325,86 @@ autostart(void)
 }
 
 /*
+ * The follower of a fork child (see follow_mu): waits until the child did
+ * something worth a dump, then asks the launcher for one and starts the
+ * child's session on it. Context: a detached thread of the child, not
+ * registered (no samples, no markers), every signal blocked.
+ */
+static int64_t
+ts_ns(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void *
+follow_start(void *arg)
+{
+	struct timespec nap = { 0, FOLLOW_POLL_NS };
+	struct rtprof_settings s;
+	int64_t t0 = ts_ns(CLOCK_MONOTONIC);
+	sigset_t all;
+	int fd, cancelled;
+
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	/* CLOCK_PROCESS_CPUTIME_ID: the child's own, from 0 at the fork. */
+	do {
+		nanosleep(&nap, NULL);
+		pthread_mutex_lock(&follow_mu);
+		cancelled = follow_cancelled;
+		pthread_mutex_unlock(&follow_mu);
+		if (cancelled)
+			return NULL;
+	} while (ts_ns(CLOCK_PROCESS_CPUTIME_ID) < FOLLOW_CPU_NS &&
+	    ts_ns(CLOCK_MONOTONIC) - t0 < FOLLOW_WALL_NS);
+	/* Not under follow_mu: an exec or _exit meanwhile must not wait on
+	 * the launcher (its answer is bounded anyway, fd_from_launcher()). */
+	fd = fd_from_launcher(follow_sock);
+	if (fd < 0)
+		return NULL;    /* refused (a cap) or no launcher: unrecorded */
+	pthread_mutex_lock(&follow_mu);
+	s = follow_set;
+	s.fd = fd;
+	if (!follow_cancelled && rtprof_session_start(&s) == 0) {
+		follow_fd = fd;
+		rtprof_session_dump();  /* the header now, as autostart */
+	} else {
+		close(fd);      /* an empty dump: the launcher leaves it out */
+	}
+	pthread_mutex_unlock(&follow_mu);
+	return NULL;
+}
+
+/*
  * fork(): the child has only the forking thread, none of rtprof's threads,
- * and a copy of the parent's session it must not write. The core mutex is
- * held across the fork (no other thread can be in the middle of changing
- * the state); in the child, the session is dropped (recording calls count
- * their events as outside a session, an exit handler's stop returns at
- * once) and, if one was in flight, no new one can start (its chunks and
- * the writer's state are half-copied). A child of a process that was not
- * recording can record.
+ * and a copy of the parent's session it must not write. The core mutex
+ * (and follow_mu) is held across the fork (no other thread can be in the
+ * middle of changing the state); in the child, the session is dropped
+ * (recording calls count their events as outside a session, an exit
+ * handler's stop returns at once). The forking thread is the child's now:
+ * its tid and CPU clock are the child's.
+ *
+ * Under `rtprof record` (follow_sock; every session the child inherited
+ * on the launcher's descriptor) the child records on its own: the parent's
+ * descriptor is replaced by /dev/null in the child (the parent's pipe
+ * ends when the parent ends, and what the parent's writer had in flight at
+ * the fork, which the child's writer finds in its batch, goes nowhere: the
+ * number stays taken, no descriptor of the child's can be written by it),
+ * the parent's sessions are abandoned (their memory and the chunks other
+ * threads held are leaked: a copy, bounded by the memory limit), and
+ * follow_start() starts the child's session. Otherwise, if a session was in
+ * flight (chunks in queues, the writer's batch) no new one can start in
+ * the child; a child of a process that was not recording can record.
  * Context: the forking thread.
  */
 static void
 fork_prepare(void)
 {
+	pthread_mutex_lock(&follow_mu);
 	pthread_mutex_lock(&core.mu);
 }
 
@@ -290,12 +412,42 @@ static void
 fork_parent(void)
 {
 	pthread_mutex_unlock(&core.mu);
+	pthread_mutex_unlock(&follow_mu);
+}
+
+/* Context: fork_child(), no other thread yet. Return: 1 when the child
+ * records on its own (the parent's descriptor replaced), else 0. */
+static int
+follow_child(const struct rtprof__thread *self)
+{
+	int nul;
+
+	if (follow_sock[0] == '\0' || self == NULL || core.forked)
+		return 0;
+	for (struct rtprof__session *s = core.sessions; s != NULL;
+	    s = s->next)
+		if (s->set.fd != follow_fd)
+			return 0;       /* a session the program started */
+	if (core.sessions != NULL) {
+		nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (nul < 0)
+			return 0;
+		if (dup3(nul, follow_fd, O_CLOEXEC) < 0) {
+			close(nul);
+			return 0;
+		}
+		close(nul);
+	}
+	return 1;
 }
 
 static void
 fork_child(void)
 {
 	struct rtprof__thread *self = rtprof__tls.thread;
+	pthread_attr_t at;
+	pthread_t t;
+	int follow;
 
 	/* Held by this thread since fork_prepare(): released, not
 	 * re-initialised (the waiters of the parent do not exist here). */
@@ -303,10 +455,17 @@ fork_child(void)
 	pthread_cond_init(&core.writer_cv, NULL);
 	pthread_cond_init(&core.done_cv, NULL);
 	__atomic_store_n(&rtprof__state, 0, __ATOMIC_RELEASE);
+	if (self != NULL) {
+		self->tid = (pid_t)syscall(SYS_gettid);
+		if (pthread_getcpuclockid(pthread_self(), &self->cpu_clock))
+			self->cpu_clock = CLOCK_THREAD_CPUTIME_ID;
+	}
+	follow = follow_child(self);
 	/* A session in flight (chunks in queues, the writer's batch) was
-	 * copied half-done: no session in this child. Without one, the
-	 * child starts its own (new writer and sampler threads). */
-	if (core.running != NULL || core.sessions != NULL)
+	 * copied half-done: no session in this child, unless it follows
+	 * (above). Without one, the child starts its own (new writer and
+	 * sampler threads). */
+	if (!follow && (core.running != NULL || core.sessions != NULL))
 		core.forked = 1;
 	core.running = NULL;
 	core.sessions = NULL;
@@ -317,6 +476,15 @@ fork_child(void)
 	    th = th->next)
 		if (th != self)
 			th->exited = 1;
+	/* The state is the child's: its follower may start now. */
+	follow_cancelled = !follow;
+	if (follow && pthread_attr_init(&at) == 0) {
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &at, follow_start, NULL) != 0)
+			follow_cancelled = 1;
+		pthread_attr_destroy(&at);
+	}
+	pthread_mutex_unlock(&follow_mu);
 }
 
 /* Context: the dynamic loader, on the main thread before main(). */

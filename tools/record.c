@@ -17,8 +17,10 @@
  * Every program CMD starts (exec, posix_spawn, system) is followed too:
  * RTPROF_SOCK names a Unix socket on which each new process asks for its
  * own dump (at most RECORD_MAX_PROCS processes: more are run unrecorded,
- * and said so). A child made by fork() without exec is not recorded
- * (core/state.c).
+ * and said so). A child made by fork() without exec asks too, once it
+ * used 2 ms of CPU or lived 50 ms (core/state.c, follow_start: a child
+ * that execs or exits before, a shell running a command, is not a process
+ * of its own in the profile; the program it execs is).
  *
  * The processes never open a path: each gets the write end of a pipe
  * (inherited by CMD, passed with SCM_RIGHTS to the others), and the
@@ -30,7 +32,19 @@
  * and what follows is read and dropped (the program never blocks on it,
  * and never learns: nothing is fatal to it), and later processes are run
  * unrecorded; the disk gets at most the cap. --max-bytes is the per-
- * process cap, kept by each process itself (a clean trailer).
+ * process cap: each process keeps it itself (RTPROF_MAX_BYTES: it ends
+ * its dump with a clean trailer saying the limit was reached), and the
+ * launcher enforces it too, the same way as the total cap: a process that
+ * ignores it (its environment lost the variable, a program linked with
+ * its own settings) has its dump cut at the last frame that fits, and
+ * the gathering log says so. The bytes reach the disk only through the
+ * launcher, so the cap holds whatever the process does.
+ *
+ * A process that dies without finishing its dump (SIGKILL, a crash) leaves
+ * it without a trailer, maybe in the middle of a frame: at the end of its
+ * pipe, the partial frame is cut off the file (the dump ends at its last
+ * complete frame, and converts up to there), and the gathering log names
+ * the dump as truncated.
  *
  * When CMD has exited, the launcher keeps copying while another process's
  * dump still grows (progress-based patience): it is done when every pipe
@@ -93,7 +107,9 @@ struct proc {
 	uint64_t bytes;         /* written to the file */
 	uint64_t dropped;       /* read and dropped (cut) */
 	int64_t last_data_ns;   /* CLOCK_REALTIME of its last byte */
-	bool cut;               /* the total cap (or a write error) cut it */
+	bool cut;               /* a cap (or a write error) cut it */
+	bool trailer;           /* its last session's TRAILER came */
+	uint64_t frame_at;      /* file offset of the frame being copied */
 	/* Frame boundaries: the header of the next frame, or how many
 	 * bytes of the current one are still to come. */
 	unsigned char hdr[RTPROF_FRAME_HEADER_SIZE];
@@ -107,6 +123,7 @@ struct rec {
 	struct proc p[RECORD_MAX_PROCS + 1];    /* [0]: CMD */
 	int n;
 	uint64_t max_total;     /* 0: no total cap */
+	uint64_t max_bytes;     /* per process (--max-bytes), 0: none */
 	uint64_t committed;     /* bytes written or promised (frames begun) */
 	bool cap_reached;
 	int max_procs;          /* --max-processes, <= RECORD_MAX_PROCS */
@@ -295,6 +312,23 @@ cut(struct rec *r, struct proc *p, uint64_t need)
 	p->cut = true;
 }
 
+/* The per-process cap cuts @p here (the next frame would not fit). */
+static void
+cut_proc(struct rec *r, struct proc *p, uint64_t need)
+{
+	char why[240];
+
+	snprintf(why, sizeof(why), "the per-process byte cap (--max-bytes "
+	    "%" PRIu64 ") was reached: the process did not stop at it "
+	    "itself; the dump ends after %" PRIu64 " bytes (whole frames, a "
+	    "frame of %" PRIu64 " more would pass it); what the process "
+	    "wrote after is dropped", r->max_bytes, p->bytes, need);
+	fprintf(stderr, PROG ": %s: %s\n", p->path, why);
+	note(r, "dump cut by the per-process byte cap", p, 0, NULL, why,
+	    (int64_t)r->max_bytes);
+	p->cut = true;
+}
+
 /*
  * Bytes read from @p's pipe: into its file, frame by frame while the
  * total cap allows (a frame is admitted whole, its bytes promised, before
@@ -311,19 +345,25 @@ feed(struct rec *r, struct proc *p, const unsigned char *b, size_t n)
 			return;
 		}
 		if (p->raw) {
-			/* Not a frame stream: cut at the byte. */
-			k = n;
-			if (r->max_total != 0 && r->committed + k >
-			    r->max_total) {
-				k = (size_t)(r->max_total - r->committed);
-				r->committed += k;
-				put(r, p, b, k);
-				cut(r, p, n - k);
-				p->dropped += n - k;
-				return;
-			}
+			/* Not a frame stream: cut at the byte (the lower of
+			 * the two caps). */
+			size_t kp = n, kt = n;
+
+			if (r->max_bytes != 0 && p->bytes + n > r->max_bytes)
+				kp = (size_t)(r->max_bytes - p->bytes);
+			if (r->max_total != 0 && r->committed + n >
+			    r->max_total)
+				kt = (size_t)(r->max_total - r->committed);
+			k = kp < kt ? kp : kt;
 			r->committed += k;
 			put(r, p, b, k);
+			if (k < n) {
+				if (kt <= kp)
+					cut(r, p, n - k);
+				else
+					cut_proc(r, p, n - k);
+				p->dropped += n - k;
+			}
 			return;
 		}
 		if (p->left != 0) {
@@ -367,11 +407,60 @@ feed(struct rec *r, struct proc *p, const unsigned char *b, size_t n)
 				p->dropped += sizeof(p->hdr);
 				continue;
 			}
+			if (r->max_bytes != 0 &&
+			    p->bytes + size > r->max_bytes) {
+				cut_proc(r, p, size);
+				p->dropped += sizeof(p->hdr);
+				continue;
+			}
+			if (h[4] == RTPROF_FRAME_HEADER)
+				p->trailer = false;     /* a new session */
+			else if (h[4] == RTPROF_FRAME_TRAILER)
+				p->trailer = true;
 			r->committed += size;
+			p->frame_at = p->bytes;
 			put(r, p, h, sizeof(p->hdr));
 			p->left = size - sizeof(p->hdr);
 		}
 	}
+}
+
+/*
+ * @p's pipe ended. A process that died without finishing its dump (killed,
+ * crashed) may have stopped in the middle of a frame: the partial frame is
+ * cut off the file (the dump ends at its last complete frame) and its
+ * promised bytes are given back to the total cap; a dump without its
+ * trailer is named in the gathering log either way.
+ */
+static void
+ended(struct rec *r, struct proc *p)
+{
+	uint64_t part = 0;
+	char why[300];
+
+	if (p->raw || p->bytes == 0 || p->cut)
+		return;         /* a cut dump ends at whole frames, said so */
+	if (p->left != 0) {
+		part = p->bytes - p->frame_at;
+		if (p->out >= 0 && ftruncate(p->out, (off_t)p->frame_at) == 0) {
+			r->committed -= part + p->left;
+			p->bytes = p->frame_at;
+		} else {
+			part = 0;
+		}
+	}
+	part += p->hlen;
+	p->left = 0;
+	p->hlen = 0;
+	if (p->trailer && part == 0)
+		return;
+	snprintf(why, sizeof(why), "the process ended without finishing its "
+	    "dump (killed, e.g. by SIGKILL, or crashed): %s; the dump ends at "
+	    "its last complete frame, after %" PRIu64 " bytes (%" PRIu64
+	    " bytes of a partial frame dropped)", p->trailer ? "its last "
+	    "frame is incomplete" : "no trailer", p->bytes, part);
+	fprintf(stderr, PROG ": %s: %s\n", p->path, why);
+	note(r, "dump truncated", p, 0, NULL, why, (int64_t)p->bytes);
 }
 
 /* What is in @p's pipe now (bounded: the other pipes get their turn). */
@@ -395,9 +484,10 @@ pump(struct rec *r, struct proc *p)
 			continue;
 		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
-		/* End of data: every writer closed it (exit, exec). */
+		/* End of data: every writer closed it (exit, exec, death). */
 		close(p->in);
 		p->in = -1;
+		ended(r, p);
 		if (p->out >= 0) {
 			close(p->out);
 			p->out = -1;
@@ -713,7 +803,7 @@ cmd_record(int argc, char **argv)
 	int lfd, quiet_rounds, ndumps;
 	const char *out = NULL, *interval = NULL, *memory = NULL, *maxb = NULL;
 	const char *block = NULL;
-	uint64_t max_total = 0, v;
+	uint64_t max_total = 0, max_bytes = 0;
 	long max_procs = RECORD_MAX_PROCS;
 	double us;
 	struct sigaction sa;
@@ -741,7 +831,7 @@ cmd_record(int argc, char **argv)
 		} else if (strcmp(argv[i], "--max-bytes") == 0 &&
 		    i + 1 < argc) {
 			maxb = argv[++i];
-			if (!parse_bytes(maxb, &v)) {
+			if (!parse_bytes(maxb, &max_bytes)) {
 				fprintf(stderr, PROG ": --max-bytes: not a "
 				    "byte count: %s\n", maxb);
 				return 2;
@@ -803,6 +893,7 @@ cmd_record(int argc, char **argv)
 		return 2;
 	}
 	r->max_total = max_total;
+	r->max_bytes = max_bytes;
 	r->max_procs = (int)max_procs;
 	dump_path(out, dump, sizeof(dump));
 	r->dump = dump;
