@@ -393,6 +393,8 @@ static struct {
 	size_t nuser;
 	double tps;
 	uint64_t ticks0;
+	int64_t sampler_tid;
+	uint64_t sampler_drops;   /* records the sampler dropped */
 } D;
 
 static rtprof_counter *user_ctr;
@@ -435,6 +437,18 @@ on_thread(void *ctx, const struct rtprof_dump_thread *t)
 
 	(void)ctx;
 	snprintf(ts->name, sizeof(ts->name), "%s", t->name ? t->name : "");
+	if (t->name != NULL && strcmp(t->name, "rtprof sampler") == 0)
+		D.sampler_tid = t->tid;
+	return 0;
+}
+
+/* The sampler's own drops (no free chunk: its writer starved). */
+static int
+on_data(void *ctx, const struct rtprof_dump_data *d)
+{
+	(void)ctx;
+	if (d->tid == D.sampler_tid)
+		D.sampler_drops += d->dropped_full + d->dropped_nested;
 	return 0;
 }
 
@@ -685,8 +699,13 @@ check_sleepy(const struct tsamples *ts, uint64_t signals)
 	RTPROF_CHECK((double)same / (ts->n - 1) >
 	    (double)asleep / (ts->n - 1) - 0.1);
 	/* Never signalled while asleep: each signal gave one SAMPLE of it
-	 * awake (a few more in flight at start and stop). */
-	RTPROF_CHECK_LE(signals, awake_full + 3);
+	 * awake (a few more in flight at start and stop), unless the
+	 * sampler dropped records (a starved writer: 5865 once, with the
+	 * chain getting 17% of the wall time). */
+	if (D.sampler_drops != 0)
+		fprintf(stderr, "sleepy: the sampler dropped %" PRIu64
+		    " records\n", D.sampler_drops);
+	RTPROF_CHECK_LE(signals, awake_full + 3 + D.sampler_drops);
 }
 
 static void
@@ -1209,7 +1228,7 @@ main(int argc, char **argv)
 	struct rtprof_dump_cb cb = {
 		.on_header = on_header, .on_modules = on_modules,
 		.on_thread = on_thread, .on_string = on_string,
-		.on_record = on_record,
+		.on_data = on_data, .on_record = on_record,
 	};
 	struct rtprof_dump_stats st;
 	int fd, seen_deep = 0;
