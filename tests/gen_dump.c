@@ -3,7 +3,7 @@
  * benchmarks (BENCHMARKS.md, "Converter throughput").
  *
  *   gen_dump --size BYTES [--threads N] [--stacks N] [--seed S]
- *            [-o FILE|-]
+ *            [--pid P] [--mono NS] [--wall NS] [-o FILE|-]
  *
  * BYTES takes a K, M or G suffix (powers of 1024). The dump is one session
  * with the content of a real recording: N worker threads (4) and the
@@ -18,6 +18,11 @@
  * sleeping periods; VALUES frames every 100 ms, one PAUSE. Ticks are
  * nanoseconds. Generation stops after the first whole millisecond that
  * reaches BYTES, then the trailer is written.
+ *
+ * --pid, --mono and --wall set the process id and the clock pair of the
+ * session's start (CLOCK_MONOTONIC and wall-clock ns; a board's monotonic
+ * clock starts at its boot): dumps "from several boards" for the
+ * converter's alignment (tests/test_gecko_boards.py).
  *
  * Deterministic for a given seed and arguments. Memory is constant (the
  * stack table and one 64 KiB DATA frame per thread): a dump of any size
@@ -107,6 +112,7 @@ struct gen {
 	struct worker *w;
 	unsigned nworkers;
 	int64_t sampler_tid;
+	int64_t pid, mono_ns, wall_ns;  /* the header's */
 };
 
 /* xorshift64*: fast, deterministic. */
@@ -221,14 +227,14 @@ declare(struct gen *G)
 		{ "url", "URL", "url", 5 },
 	};
 	struct dg_header h = {
-		.pid = 31337,
+		.pid = G->pid,
 		.ppid = 1,
 		.process = "synthapp",
 		.exe = "/usr/bin/synthapp",
 		.ticks_per_second = (double)TPS,
 		.start_ticks = START_TICKS,
-		.start_mono_ns = (int64_t)START_TICKS,
-		.start_wall_ns = 1700000000000000000ll,
+		.start_mono_ns = G->mono_ns,
+		.start_wall_ns = G->wall_ns,
 		.sample_interval_us = 1000,
 	};
 	struct dg *g = G->g;
@@ -438,7 +444,8 @@ generate(struct gen *G, uint64_t size)
 		if (G->w[i].open_begin &&
 		    (rc = dg_rec_end(g, G->w[i].tid, t, REF_NAME(0), 4)) != 0)
 			return rc;
-	return dg_trailer(g, t + MS, (int64_t)(t + MS));
+	/* Ticks are ns from START_TICKS, the session's start. */
+	return dg_trailer(g, t + MS, G->mono_ns + (int64_t)(t + MS - START_TICKS));
 }
 
 static int
@@ -473,7 +480,10 @@ usage(FILE *f)
 	    "to FILE or stdout (-, the default). Deterministic for a seed.\n"
 	    "  --threads N  worker threads besides the sampler (4; 1-64)\n"
 	    "  --stacks N   unique sampled stacks (3000)\n"
-	    "  --seed S     random seed (1)\n");
+	    "  --seed S     random seed (1)\n"
+	    "  --pid P      the process id (31337)\n"
+	    "  --mono NS    CLOCK_MONOTONIC at the start, ns (5000 s)\n"
+	    "  --wall NS    the wall clock then, ns since 1970 (1.7e18)\n");
 }
 
 int
@@ -485,6 +495,9 @@ main(int argc, char **argv)
 		{ "stacks", required_argument, NULL, 'k' },
 		{ "seed", required_argument, NULL, 'r' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "mono", required_argument, NULL, 'm' },
+		{ "wall", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -494,6 +507,9 @@ main(int argc, char **argv)
 	int fd = STDOUT_FILENO, c, rc;
 
 	memset(&G, 0, sizeof(G));
+	G.pid = 31337;
+	G.mono_ns = (int64_t)START_TICKS;
+	G.wall_ns = 1700000000000000000ll;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -517,6 +533,21 @@ main(int argc, char **argv)
 		case 'o':
 			out = optarg;
 			break;
+		case 'p':
+		case 'm':
+		case 'w': {
+			uint64_t v;
+
+			if (parse_size(optarg, &v) != 0 || v > INT64_MAX)
+				goto bad;
+			if (c == 'p')
+				G.pid = (int64_t)v;
+			else if (c == 'm')
+				G.mono_ns = (int64_t)v;
+			else
+				G.wall_ns = (int64_t)v;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
