@@ -116,6 +116,7 @@ struct rtprof__session {
 	uint32_t values_n;
 	uint64_t values_memory;   /* last profiler memory sent in VALUES */
 	uint64_t values_mono;     /* when (CLOCK_MONOTONIC ns) */
+	uint64_t partials_mono;   /* last copy of the partial chunks (ns) */
 	uint32_t schemas_sent;    /* descriptors already written */
 	uint32_t counters_sent;
 	int header_sent;

@@ -10,7 +10,9 @@
  *      records are late (counted) and the chunk goes back to the pool;
  *   3. close stopped sessions: copy out the committed part of each thread's
  *      current chunk (rtprof__chunk_snapshot) and stop accepting chunks;
- *   4. serve dump requests the same way without closing;
+ *   4. serve dump requests the same way without closing, and in a stream
+ *      not paced to a link do the same every PARTIALS_NS (a killed
+ *      program loses at most that much);
  *   5. refill every live thread's `empty` ring from the pool (flight
  *      recorder: recycling the oldest kept chunk when the pool is empty);
  *   6. free exited threads whose chunks are all back.
@@ -788,6 +790,28 @@ free_exited(const rtprof_lock *lk)
 	}
 }
 
+/*
+ * A stream not paced to a link: every PARTIALS_NS, the committed part of
+ * each thread's current chunk goes out too, not only full chunks. A
+ * program killed (SIGKILL, Ctrl-C's default action, a crash) or stopped
+ * loses at most that much of what it recorded, instead of every chunk not
+ * yet full (a short run: all of it). The rest of such a chunk is written
+ * from where this stopped (k->flushed) when it comes back full.
+ * Context: writer thread, lock held.
+ */
+#define PARTIALS_NS 200000000u
+
+static void
+partials_every(const rtprof_lock *lk, struct rtprof__session *s)
+{
+	uint64_t now = rtprof__mono_ns();
+
+	if (now - s->partials_mono < PARTIALS_NS)
+		return;
+	s->partials_mono = now;
+	snapshot_partials(lk, s);
+}
+
 /* Context: writer thread, lock held. */
 static void
 collect(const rtprof_lock *lk)
@@ -842,6 +866,8 @@ collect(const rtprof_lock *lk)
 				add_values(lk, s, 0);
 				if (s->set.link_bytes_per_sec != 0)
 					pace(lk, s);
+				else
+					partials_every(lk, s);
 			}
 		}
 	}

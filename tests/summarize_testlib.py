@@ -8,6 +8,7 @@ _CALL_ROW = re.compile(r"^  (\S+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$")
 _STACK_HEAD = re.compile(r"^  (\S+): (\d+) calls?, ([\d.]+) ms \(mean ([\d.]+) ms, "
                          r"max ([\d.]+) ms\)$")
 _NOSTACK = re.compile(r"^  \(without a stack: (\d+) calls?, ([\d.]+) ms")
+_MORE = re.compile(r"^  \((\d+) more stacks?\)$")
 _CPU_ROW = re.compile(r"^\s+([\d.]+) ms  (.*)$")
 _SELF_ROW = re.compile(r"^\s+(\d+)\s+([\d.]+)%  (.*)$")
 
@@ -17,10 +18,11 @@ def parse_summary(text):
     calls   {call: (count, total_ms, mean_ms, max_ms)}
     stacks  [(call, count, total_ms, [frame, ...] innermost first)]
     nostack (count, ms) of Blocked calls without a stack, or (0, 0.0)
+    more    how many stacks --top left out ("(N more stacks)"), or 0
     cpu     {"process (pid P) / thread (tid T)": ms}; samples: their number
     self    {function: samples}"""
-    out = {"calls": {}, "stacks": [], "nostack": (0, 0.0), "cpu": {},
-           "samples": 0, "self": {}}
+    out = {"calls": {}, "stacks": [], "nostack": (0, 0.0), "more": 0,
+           "cpu": {}, "samples": 0, "self": {}}
     section = None
     for ln in text.splitlines():
         if ln.startswith("Time blocked, by call"):
@@ -50,6 +52,10 @@ def parse_summary(text):
             m = _NOSTACK.match(ln)
             if m:
                 out["nostack"] = (int(m.group(1)), float(m.group(2)))
+                continue
+            m = _MORE.match(ln)
+            if m:
+                out["more"] = int(m.group(1))
                 continue
             if ln.startswith("        ") and out["stacks"]:
                 out["stacks"][-1][3].append(ln.strip())

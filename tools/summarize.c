@@ -1586,7 +1586,8 @@ summarize_usage(FILE *f)
 	    "Time blocked by call and by stack, CPU time per thread and the\n"
 	    "top functions by self samples of rtprof dumps or of profiles\n"
 	    "converted from them (.json, .json.gz); several: aggregated.\n"
-	    "  --top N         rows per table (20)\n"
+	    "  --top N         rows per table, the by-stack one included: the\n"
+	    "                  N biggest by total, then how many more (20)\n"
 	    "  --folded        print folded stacks (\"a;b;c N\") instead, for\n"
 	    "                  flame-graph tools\n"
 	    "  --sysroot DIR   where the recorded machine's files are (dumps)\n"
@@ -1640,7 +1641,17 @@ cmd_summarize(int argc, char **argv)
 	s.blocked_type = -1;
 	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
 		if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
-			top = (size_t)strtoul(argv[++i], NULL, 10);
+			const char *a = argv[++i];
+			char *end;
+
+			errno = 0;
+			top = (size_t)strtoul(a, &end, 10);
+			if (*a < '0' || *a > '9' || *end != '\0' ||
+			    errno != 0 || top == 0) {
+				fprintf(stderr, PROG ": --top: not a number "
+				    "of rows above 0: %s\n", a);
+				return 2;
+			}
 		} else if (strcmp(argv[i], "--folded") == 0) {
 			s.folded = true;
 		} else if (strcmp(argv[i], "--sysroot") == 0 && i + 1 < argc) {
