@@ -36,6 +36,20 @@
  *   max_bytes_strings  the cap is hit by STRING frames (long marker names):
  *                still the EVENT and the trailer, every name resolved.
  *
+ * In every case where a recording thread runs (all but bad_fd and
+ * max_bytes_strings), each of its recording calls is timed (CLOCK_MONOTONIC)
+ * and its thread's context switches counted around it (getrusage
+ * RUSAGE_THREAD): no call may make a voluntary switch (it never sleeps or
+ * waits, whatever the sink does; not asserted under TSan, whose runtime
+ * may wait on its own locks inside an atomic operation); no call may use
+ * MAX_CALL_NS (10 ms; 100 ms under TSan) of CPU time (it never spins
+ * waiting either); and every call the thread was not switched out of must
+ * take under MAX_CALL_NS of wall time. A call during which the thread was
+ * preempted (an involuntary switch only: a loaded machine) is counted and
+ * its wall time printed, not bounded. Not asserted in eintr, where another
+ * process stops the whole process with SIGSTOP (a stop is a voluntary
+ * switch, and a call may span it).
+ *
  * Usage: test_sink_faults [case...]   (default: every case)
  */
 #include <errno.h>
@@ -49,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -69,13 +84,30 @@
 #define RTPROF_TEST_TSAN 1
 #endif
 #endif
+/* The most CPU time, and wall time when the thread was not switched out,
+ * one recording call may take while the sink fails: the calls are
+ * wait-free (no lock, no system call), so a call that waited for the sink
+ * would take about write_timeout_ms (200 ms here) or forever; 10 ms leaves
+ * room for ASan. Under TSan 100 ms: its runtime does its own bookkeeping
+ * inside an instrumented call now and then (up to 9.7 ms of CPU seen). */
 #ifdef RTPROF_TEST_TSAN
-/* tests/tsan.supp (ck's rings), which ctest passes to test_stress only. */
+#define MAX_CALL_NS 100000000ull
+#else
+#define MAX_CALL_NS 10000000ull
+#endif
+
+#ifdef RTPROF_TEST_TSAN
+/* The rules of tests/tsan.supp, built in so that the test also runs clean
+ * under TSan outside ctest (ctest gives every test of the TSan build that
+ * file through TSAN_OPTIONS; TSan applies both): races inside Concurrency
+ * Kit's ring and sequence counter, whose volatile-based atomics TSan cannot
+ * see (the reasons are in tests/tsan.supp and RELIABILITY.md). */
 const char *__tsan_default_suppressions(void);
 const char *
 __tsan_default_suppressions(void)
 {
-	return "race:ck_ring_*\nrace:_ck_ring_*\n";
+	return "race:ck_ring_*\nrace:_ck_ring_*\nrace:ck_sequence_*\n"
+	    "race:ck_pr_md_load_uint\nrace:ck_pr_md_store_uint\n";
 }
 #endif
 
@@ -168,6 +200,7 @@ struct recorder {
 	int finish_on_chunk;       /* end with a chunk take: exact drop totals */
 	int block_sigusr1;         /* block SIGUSR1 before the final stats */
 	long pace_every, pace_us;  /* sleep pace_us after pace_every iterations */
+	int stopped_by_signals;    /* SIGSTOPped by design: timing not checked */
 	pthread_t thread;
 
 	/* Results. */
@@ -176,30 +209,117 @@ struct recorder {
 	uint64_t attempted;
 	struct rtprof_thread_stats st;
 	double secs;
+	/* Timing of the recording calls of the main loop. */
+	uint64_t calls, max_call_ns, slow_calls; /* slow: over 1 ms */
+	uint64_t max_unswitched_ns; /* the longest call not switched out of */
+	uint64_t max_cpu_ns;       /* the most CPU time one call used */
+	uint64_t blocked_calls;    /* calls with a voluntary switch */
+	uint64_t preempted_calls;  /* calls with involuntary switches only */
+	uint64_t sleeps;           /* nanosleep() calls of the loop */
+	long vcsw, ivcsw;          /* context switches during the loop */
 };
 
 static __thread int is_recorder;
 static __thread uint64_t sig_marks; /* handler calls on a recorder thread */
 static _Atomic uint64_t sigusr1_count;
 
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's context switches so far, and its CPU time in ns
+ * (@cpu may be NULL; CLOCK_THREAD_CPUTIME_ID: getrusage's CPU times move
+ * in steps of a scheduler tick). */
+static void
+thread_usage(long *vcsw, long *ivcsw, uint64_t *cpu)
+{
+	struct rusage ru;
+	struct timespec ts;
+
+	RTPROF_CHECK_EQ(getrusage(RUSAGE_THREAD, &ru), 0);
+	*vcsw = ru.ru_nvcsw;
+	*ivcsw = ru.ru_nivcsw;
+	if (cpu != NULL) {
+		RTPROF_CHECK_EQ(clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts), 0);
+		*cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+}
+
+static void
+thread_switches(long *vcsw, long *ivcsw)
+{
+	thread_usage(vcsw, ivcsw, NULL);
+}
+
+/* Around one recording call: its time, the CPU time it used and the
+ * switches made during it. */
+struct call_clock {
+	uint64_t t0, cpu0;
+	long vcsw, ivcsw;
+};
+
+static void
+call_begin(struct call_clock *c)
+{
+	thread_usage(&c->vcsw, &c->ivcsw, &c->cpu0);
+	c->t0 = now_ns();
+}
+
+static void
+call_end(struct recorder *r, const struct call_clock *c)
+{
+	uint64_t d = now_ns() - c->t0, cpu;
+	long vcsw, ivcsw;
+
+	thread_usage(&vcsw, &ivcsw, &cpu);
+	if (cpu - c->cpu0 > r->max_cpu_ns)
+		r->max_cpu_ns = cpu - c->cpu0;
+	r->calls++;
+	if (d > r->max_call_ns)
+		r->max_call_ns = d;
+	if (d > 1000000)
+		r->slow_calls++;
+	if (vcsw != c->vcsw)
+		r->blocked_calls++;
+	else if (ivcsw != c->ivcsw)
+		r->preempted_calls++;
+	else if (d > r->max_unswitched_ns)
+		r->max_unswitched_ns = d;
+}
+
+/* One to three recording calls, each timed (a typed marker's open, puts
+ * and close count as one call). */
 static void
 record_one(struct recorder *r, uint64_t i)
 {
+	struct call_clock c;
+
+	call_begin(&c);
 	rtprof_mark("sink.mark", RTPROF_CAT_IO);
+	call_end(r, &c);
 	r->attempted++;
 	if (i % 8 == 0) {
 		rtprof_rec rec;
 
+		call_begin(&c);
 		if (rtprof_marker_open(&rec, blob_type, RTPROF_PHASE_INSTANT,
 		    rtprof_now(), 0)) {
 			rtprof_put_u64(&rec, i);
 			rtprof_put_str(&rec, blob, (size_t)(i % (sizeof(blob) - 1)));
 			rtprof_marker_close(&rec);
 		}
+		call_end(r, &c);
 		r->attempted++;
 	}
 	if (i % 16 == 0) {
+		call_begin(&c);
 		rtprof_counter_add(sink_counter, 1);
+		call_end(r, &c);
 		r->attempted++;
 	}
 }
@@ -210,21 +330,27 @@ recorder_main(void *arg)
 	struct recorder *r = arg;
 	double t0;
 	uint64_t i = 0;
+	long vcsw0, ivcsw0;
 
 	RTPROF_CHECK_EQ(rtprof_thread_register("recorder", RTPROF_THREAD_RT), 0);
 	r->tid = (int)syscall(SYS_gettid);
 	is_recorder = 1;
 	t0 = now_s();
+	thread_switches(&vcsw0, &ivcsw0);
 	for (; r->n > 0 ? i < (uint64_t)r->n : !atomic_load(r->stop); i++) {
 		record_one(r, i);
 		/* Paced like a real program (a test thread may sleep). */
 		if (r->pace_every > 0 && i % (uint64_t)r->pace_every == 0) {
 			struct timespec ts = { 0, r->pace_us * 1000 };
 
+			r->sleeps++;
 			while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-				;
+				r->sleeps++;
 		}
 	}
+	thread_switches(&r->vcsw, &r->ivcsw);
+	r->vcsw -= vcsw0;
+	r->ivcsw -= ivcsw0;
 	if (r->block_sigusr1) {
 		sigset_t set;
 
@@ -269,6 +395,35 @@ recorder_join(struct recorder *r)
 	    ", dropped_nested %" PRIu64 ", outside %" PRIu64 ", chunks %" PRIu64 "\n",
 	    r->attempted, r->secs, r->st.dropped_full, r->st.dropped_nested,
 	    r->st.outside, r->st.chunks);
+	printf("  recording calls: %" PRIu64 ", longest %.3f ms (%" PRIu64
+	    " over 1 ms), longest not switched out of %.3f ms, most CPU in one "
+	    "%.3f ms; %" PRIu64 " with a voluntary switch, %" PRIu64
+	    " preempted; the loop: %ld voluntary switches (%" PRIu64
+	    " nanosleep calls), %ld involuntary\n", r->calls,
+	    (double)r->max_call_ns / 1e6, r->slow_calls,
+	    (double)r->max_unswitched_ns / 1e6, (double)r->max_cpu_ns / 1e6,
+	    r->blocked_calls, r->preempted_calls, r->vcsw, r->sleeps, r->ivcsw);
+	RTPROF_CHECK_GT(r->calls, 0);
+	if (r->stopped_by_signals)
+		return;
+	if (r->max_cpu_ns >= MAX_CALL_NS)
+		fprintf(stderr, "  FAIL: a recording call used %.3f ms of CPU "
+		    "while the sink failed (bound %.0f ms): it spun?\n",
+		    (double)r->max_cpu_ns / 1e6, (double)MAX_CALL_NS / 1e6);
+	RTPROF_CHECK_LT(r->max_cpu_ns, MAX_CALL_NS);
+	if (r->max_unswitched_ns >= MAX_CALL_NS)
+		fprintf(stderr, "  FAIL: a recording call took %.3f ms on the CPU "
+		    "while the sink failed (bound %.0f ms): it waited for the "
+		    "sink?\n", (double)r->max_unswitched_ns / 1e6,
+		    (double)MAX_CALL_NS / 1e6);
+	RTPROF_CHECK_LT(r->max_unswitched_ns, MAX_CALL_NS);
+#ifndef RTPROF_TEST_TSAN
+	if (r->blocked_calls != 0)
+		fprintf(stderr, "  FAIL: %" PRIu64 " recording calls made a "
+		    "voluntary context switch: they slept or waited\n",
+		    r->blocked_calls);
+	RTPROF_CHECK_EQ(r->blocked_calls, 0);
+#endif
 }
 
 static uint64_t
@@ -298,6 +453,17 @@ check_no_damage(const struct dm *m)
 	RTPROF_CHECK_EQ(st->bad_records, 0);
 	RTPROF_CHECK_EQ(st->truncated_tail_bytes, 0);
 	RTPROF_CHECK_EQ(st->damage, 0);
+}
+
+/* The DATA frames of session @s (all threads). */
+static uint64_t
+data_frames(const struct dm_session *s)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < s->nthreads; i++)
+		n += s->threads[i].data_frames;
+	return n;
 }
 
 /* A complete dump of one session holding exactly what @r recorded. */
@@ -517,6 +683,16 @@ case_epipe(void)
 	RTPROF_CHECK_EQ(rtprof_session_stop(), -EPIPE);
 	close(p[1]);
 	check_status_after_stop(-EPIPE, 0);
+	/* Nothing could be written: every chunk the recorder filled is lost,
+	 * and counted. */
+	RTPROF_CHECK_EQ(status_now(&st), 0);
+	printf("  closed before: bytes %" PRIu64 ", chunks written %" PRIu64
+	    ", lost %" PRIu64 "\n", st.bytes_written, st.chunks_written,
+	    st.chunks_lost);
+	RTPROF_CHECK_EQ(st.bytes_written, 0);
+	RTPROF_CHECK_EQ(st.chunks_written, 0);
+	RTPROF_CHECK_GT(st.chunks_lost, 0);
+	RTPROF_CHECK_GE(st.chunks_lost, r.st.chunks);
 
 	/* 2. The reader goes away in the middle of the session; recording
 	 * goes on until the writer has noticed. */
@@ -537,8 +713,13 @@ case_epipe(void)
 	recorder_join(&r);
 	RTPROF_CHECK_EQ(rtprof_session_stop(), -EPIPE);
 	close(p[1]);
-	printf("  reader got %zu bytes before closing\n", rd.len);
+	RTPROF_CHECK_EQ(status_now(&st), 0);
+	printf("  reader got %zu bytes before closing; status: bytes %" PRIu64
+	    ", chunks written %" PRIu64 ", lost %" PRIu64 "\n", rd.len,
+	    st.bytes_written, st.chunks_written, st.chunks_lost);
 	RTPROF_CHECK_GE(rd.len, 32 << 10);
+	/* What the writer could not write is counted lost. */
+	RTPROF_CHECK_GT(st.chunks_lost, 0);
 	{
 		/* What it got is a clean prefix of a dump. */
 		struct dm m;
@@ -550,6 +731,17 @@ case_epipe(void)
 		RTPROF_CHECK_EQ(m.stats.bad_payloads, 0);
 		RTPROF_CHECK_EQ(m.nsessions, 1);
 		RTPROF_CHECK(!m.sessions[0].has_trailer);
+		/* The writer counts the frames the pipe took whole (the
+		 * reader may have left some unread); the frame it was
+		 * writing when the pipe broke is the reader's truncated
+		 * tail, not counted. */
+		printf("  reader: %" PRIu64 " bytes of whole frames, %" PRIu64
+		    " of a cut one, %" PRIu64 " DATA frames\n",
+		    (uint64_t)rd.len - m.stats.truncated_tail_bytes,
+		    m.stats.truncated_tail_bytes, data_frames(&m.sessions[0]));
+		RTPROF_CHECK_LE((uint64_t)rd.len - m.stats.truncated_tail_bytes,
+		    st.bytes_written);
+		RTPROF_CHECK_LE(data_frames(&m.sessions[0]), st.chunks_written);
 		dm_free(&m);
 	}
 	free(rd.buf);
@@ -599,9 +791,13 @@ case_ebadf(void)
 {
 	char path[] = "/tmp/rtprof-ebadf-XXXXXX";
 	struct rtprof_settings s;
+	struct rtprof_session_status st;
 	_Atomic int stop = 0;
 	struct recorder r = { .stop = &stop };
-	int fd;
+	const struct dm_thread *th;
+	struct stat sb;
+	struct dm m;
+	int fd, keep;
 
 #ifdef RTPROF_TEST_TSAN
 	/* TSan's own fd bookkeeping fails an internal CHECK when an fd is
@@ -612,21 +808,64 @@ case_ebadf(void)
 	fd = mkstemp(path);
 	RTPROF_CHECK(fd >= 0);
 	unlink(path);
+	/* A second descriptor of the file, to read back what was written. */
+	keep = dup(fd);
+	RTPROF_CHECK(keep >= 0);
 	declare_types();
 	s = settings_for(fd);
 	s.chunk_size = 4096;
 	s.flush_interval_us = 5000;
 	RTPROF_CHECK_EQ(rtprof_session_start(&s), 0);
 	recorder_start(&r);
-	sleep_ms(100);
+	/* Some DATA frames out first (however loaded the machine is). */
+	for (int t = 0; t < 2000; t++) {
+		RTPROF_CHECK_EQ(status_now(&st), 0);
+		if (st.chunks_written >= 4)
+			break;
+		sleep_ms(5);
+	}
+	RTPROF_CHECK_GE(st.chunks_written, 4);
 	/* Really closed (no other fd may take the number until stop: this
 	 * process opens nothing meanwhile). */
 	RTPROF_CHECK_EQ(close(fd), 0);
 	RTPROF_CHECK_EQ(wait_sink_error(10000), -EBADF);
+	/* Recording goes on: the chunks it fills are lost, and counted. */
+	for (int t = 0; t < 2000; t++) {
+		RTPROF_CHECK_EQ(status_now(&st), 0);
+		if (st.chunks_lost > 0)
+			break;
+		sleep_ms(5);
+	}
 	atomic_store(&stop, 1);
 	recorder_join(&r);
 	RTPROF_CHECK_EQ(rtprof_session_stop(), -EBADF);
 	check_status_after_stop(-EBADF, 0);
+	RTPROF_CHECK_EQ(status_now(&st), 0);
+	printf("  status: bytes %" PRIu64 ", chunks written %" PRIu64 ", lost %"
+	    PRIu64 "\n", st.bytes_written, st.chunks_written, st.chunks_lost);
+	RTPROF_CHECK_GT(st.chunks_lost, 0);
+
+	/* What reached the file before the close is a clean dump: every
+	 * frame the writer counted as written, nothing else, no damage (a
+	 * frame goes out in one writev, which either writes it whole to a
+	 * regular file or fails with EBADF); the trailer could not follow. */
+	RTPROF_CHECK_EQ(fstat(keep, &sb), 0);
+	RTPROF_CHECK_EQ((uint64_t)sb.st_size, st.bytes_written);
+	RTPROF_CHECK_EQ(lseek(keep, 0, SEEK_SET), 0);
+	RTPROF_CHECK_EQ(dm_load_fd(&m, keep), 0);
+	check_no_damage(&m);
+	RTPROF_CHECK_EQ(m.nsessions, 1);
+	RTPROF_CHECK(!m.sessions[0].has_trailer);
+	RTPROF_CHECK_EQ(data_frames(&m.sessions[0]), st.chunks_written);
+	th = dm_find_thread(&m.sessions[0], r.tid);
+	RTPROF_CHECK(th != NULL);
+	printf("  dump: %" PRIu64 " bytes, %" PRIu64 " DATA frames, %zu records "
+	    "of the recorder of %" PRIu64 " it kept\n", m.stats.bytes,
+	    data_frames(&m.sessions[0]), th->nrecs, recorder_expected(&r));
+	RTPROF_CHECK_GT(th->nrecs, 0);
+	RTPROF_CHECK_LT(th->nrecs, recorder_expected(&r));
+	dm_free(&m);
+	close(keep);
 }
 
 static void
@@ -736,7 +975,7 @@ case_eintr(void)
 {
 	struct rtprof_settings s;
 	struct recorder r = { .n = 6000, .finish_on_chunk = 1, .block_sigusr1 = 1,
-		.pace_every = 20, .pace_us = 2000 };
+		.pace_every = 20, .pace_us = 2000, .stopped_by_signals = 1 };
 	struct slow_reader rd = { .piece = 100, .pause_us = 1000 };
 	struct pelter pl = { 0 };
 	struct sigaction sa;

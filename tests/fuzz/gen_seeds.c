@@ -1,12 +1,9 @@
 /*
- * gen_seeds.c - write the small seed dumps with sampler records of the
- * converter's fuzz corpus (tests/fuzz/corpus/sampler-*.rtprof).
+ * gen_seeds.c - write the generated part of the fuzz corpora, reproducibly:
  *
- *   fuzz_gen_seeds DIR
+ *   fuzz_gen_seeds CORPUS RECORDS [FROM]
  *
- * The recorder's own dumps (all-kinds, demo-stream) have no SAMPLE, SAME
- * or OVERHEAD records; these do, in a few KB each, with small DATA frames
- * (256 bytes of records) so that a dump has many frames to mutate:
+ * CORPUS (tests/fuzz/corpus/: fuzz_dump_reader, fuzz_convert) gets
  *   sampler-one.rtprof   one session: MODULES (an executable with a build
  *                        id), an RT thread (label-only samples), a main
  *                        thread, a worker that sleeps (asleep samples,
@@ -14,18 +11,59 @@
  *                        with no previous SAMPLE, truncated and no-native
  *                        samples, OVERHEAD, counters 65534/65535), markers
  *                        of every kind, a schema with every field kind,
- *                        counters, VALUES, a PAUSE, drops, the trailer.
+ *                        counters, VALUES, a PAUSE, the trailer. No drops:
+ *                        tests/test_gecko_errors.py adds its own to this
+ *                        file and checks its clean --info says 0 and 0.
  *   sampler-two.rtprof   two sessions of the same pid (the second a
  *                        flight recorder with an EVENT and a thread that
- *                        unregistered), both sampled.
+ *                        unregistered), both sampled; drops at the source
+ *                        in both (main: 3 full + 1 nested in a DATA
+ *                        header of each session).
+ *   sampler-one-*.damaged  sampler-one damaged one way each, so that the
+ *                        fuzzers start from every kind of damage the
+ *                        reader handles (not *.rtprof: tests/test_gecko.sh
+ *                        converts every *.rtprof of the corpus expecting a
+ *                        clean dump):
+ *       record-flip      a record's kind byte in the middle DATA frame set
+ *                        to 0x7f, the payload CRC fixed: 1 bad record;
+ *       crc-flip         the same byte, CRC not fixed: 1 bad frame, a gap;
+ *       bad-schema       the SCHEMA payload's first byte made nil, CRC
+ *                        fixed: 1 bad payload;
+ *       truncated        cut in the middle of the last DATA frame's
+ *                        payload: a truncated tail;
+ *       dup-frame        the middle DATA frame sent twice: 1 repeated;
+ *       garbage          64 bytes of noise (with sync-byte look-alikes)
+ *                        before the middle DATA frame: 64 bytes skipped.
+ * RECORDS (tests/fuzz/corpus-records/: fuzz_records, whose input is frame
+ * payloads without frames, tests/fuzz/segments.h) gets, for each clean dump
+ * of the corpus (the two above, and the recorder's own all-kinds.rtprof
+ * and demo-stream.rtprof, read from FROM, default CORPUS):
+ *   NAME.seg             every frame's payload, in order;
+ *   NAME-data.seg        its first DATA payload alone;
+ * and general.seg: one DATA payload whose records of every kind are in
+ * msgpack encodings outside the recorder's fixed-width subset (smallest
+ * integers, float32, str8/str16, ext8 STRREFs, an array16 SAMPLE), which
+ * only the general record reader of codec/dump_reader.c decodes.
+ *
+ * Every file is checked before it is written: decoded with
+ * rtprof_dump_read_mem(), a clean dump must show no damage, a damaged one
+ * exactly its damage, a segment file framed again (seg_to_dump) the same
+ * records as its dump, with no damage.
+ *
  * Deterministic (no clock, no randomness): regenerating gives the same
- * bytes. Context: single-threaded program.
+ * bytes; the ctest entry fuzz_seeds_current (tests/fuzz/check_seeds.sh)
+ * fails when a committed file differs from what this program writes.
+ * Context: single-threaded program.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <msgpack.h>
+
+#include "dump_reader.h"
 #include "dumpgen.h"
+#include "segments.h"
 
 #define TPS 1000000000ull
 #define T0 7000000000000ull
@@ -51,6 +89,7 @@ static const char *const strs[] = {
 #define SREF(i) (REF + 32 * (uint64_t)(i))
 
 #define CHECK(x) do { if ((rc = (x)) != 0) return rc; } while (0)
+#define NO_DROPS 1000u
 
 static int
 preamble(struct dg *g, uint32_t session, uint64_t gen, uint64_t t0,
@@ -100,9 +139,11 @@ preamble(struct dg *g, uint32_t session, uint64_t gen, uint64_t t0,
 	return dg_thread(g, T_SAMPLER, "rtprof-sampler", 4, t0, 0);
 }
 
-/* @ticks sampler ticks of 100 us from @t0, with the workers' own records. */
+/* @ticks sampler ticks of 100 us from @t0, with the workers' own records;
+ * drops at the source for main in tick @drops_at (none when >= @ticks). */
 static int
-body(struct dg *g, uint64_t t0, unsigned ticks, int same_first)
+body(struct dg *g, uint64_t t0, unsigned ticks, int same_first,
+    unsigned drops_at)
 {
 	static const unsigned kinds[] = { 1, 2, 3, 4, 5 };
 	uint64_t stack[6], mask;
@@ -174,7 +215,7 @@ body(struct dg *g, uint64_t t0, unsigned ticks, int same_first)
 		} else {
 			CHECK(dg_rec_wake(g, T_WORK, t + 90 * US));
 		}
-		if (k == 6)
+		if (k == drops_at)
 			CHECK(dg_drops(g, T_MAIN, 3, 1));
 	}
 	return 0;
@@ -188,11 +229,11 @@ write_one(struct dg *g)
 	int rc;
 
 	CHECK(preamble(g, 0x5eed0001u, 1, T0, "stream"));
-	CHECK(body(g, T0 + 100 * US, 6, 1));
+	CHECK(body(g, T0 + 100 * US, 6, 1, NO_DROPS));
 	CHECK(dg_flush(g));
 	CHECK(dg_values(g, T0 + 800 * US, ids, v, 1));
 	CHECK(dg_pause(g, T0 + 900 * US, T0 + 1000 * US));
-	CHECK(body(g, T0 + 1100 * US, 6, 0));
+	CHECK(body(g, T0 + 1100 * US, 6, 0, NO_DROPS));
 	CHECK(dg_values(g, T0 + 2 * MS, ids, v, 1));
 	return dg_trailer(g, T0 + 2 * MS, (int64_t)(T0 + 2 * MS));
 }
@@ -206,23 +247,25 @@ write_two(struct dg *g)
 	int rc;
 
 	CHECK(preamble(g, 0x5eed0002u, 1, T0, "stream"));
-	CHECK(body(g, T0 + 100 * US, 5, 0));
+	CHECK(body(g, T0 + 100 * US, 5, 0, 2));
 	CHECK(dg_values(g, T0 + MS, ids, v, 1));
 	CHECK(dg_trailer(g, T0 + MS, (int64_t)(T0 + MS)));
 	CHECK(preamble(g, 0x5eed0003u, 2, t1, "flight"));
 	CHECK(dg_event(g, t1 + 50 * US, "sink_error", -32, "Broken pipe", 0));
-	CHECK(body(g, t1 + 100 * US, 5, 1));
+	CHECK(body(g, t1 + 100 * US, 5, 1, 3));
 	CHECK(dg_values(g, t1 + MS, ids, v, 1));
 	return dg_trailer(g, t1 + MS, (int64_t)(t1 + MS));
 }
 
+
+/* ------------------------------------------------------------------ */
+/* Files and checks                                                     */
+
 static int
-save(const char *dir, const char *name, int (*fn)(struct dg *))
+dump_mem(int (*fn)(struct dg *), struct seg_buf *out)
 {
 	struct dg_mem mem;
 	struct dg *g;
-	char path[4096];
-	FILE *f;
 	int rc;
 
 	memset(&mem, 0, sizeof(mem));
@@ -231,32 +274,480 @@ save(const char *dir, const char *name, int (*fn)(struct dg *))
 		return -1;
 	rc = fn(g);
 	if (dg_close(g) != 0 || rc != 0) {
-		fprintf(stderr, "fuzz_gen_seeds: %s: generation failed (%d)\n",
-		    name, rc);
 		free(mem.p);
 		return -1;
 	}
+	out->p = mem.p;
+	out->n = mem.n;
+	out->cap = mem.cap;
+	return 0;
+}
+
+static int
+save(const char *dir, const char *name, const void *p, size_t n)
+{
+	char path[4096];
+	FILE *f;
+
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "wb");
-	if (f == NULL || fwrite(mem.p, 1, mem.n, f) != mem.n || fclose(f) != 0) {
+	if (f == NULL || fwrite(p, 1, n, f) != n || fclose(f) != 0) {
 		perror(path);
-		free(mem.p);
 		return -1;
 	}
-	printf("%s: %zu bytes\n", path, mem.n);
-	free(mem.p);
+	printf("%s: %zu bytes\n", path, n);
 	return 0;
+}
+
+static int
+load(const char *dir, const char *name, struct seg_buf *b)
+{
+	char path[4096], piece[65536];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((f = fopen(path, "rb")) == NULL) {
+		perror(path);
+		return -1;
+	}
+	while ((n = fread(piece, 1, sizeof(piece), f)) > 0)
+		if (seg_put(b, piece, n) != 0)
+			break;
+	n = (size_t)ferror(f);
+	fclose(f);
+	return n ? -1 : 0;
+}
+
+static int
+bad(const char *name, const char *why)
+{
+	fprintf(stderr, "fuzz_gen_seeds: %s: %s\n", name, why);
+	return -1;
+}
+
+static void
+stats(const void *p, size_t n, struct rtprof_dump_stats *st)
+{
+	struct rtprof_dump_cb cb;
+
+	memset(&cb, 0, sizeof(cb));
+	if (rtprof_dump_read_mem(p, n, &cb, st) != 0)
+		st->damage = ~0ull;
+}
+
+/* The frames of a clean dump: offset, kind, payload length. */
+struct frame_at {
+	size_t off;
+	uint8_t kind;
+	size_t len;
+};
+
+static size_t
+frames_of(const struct seg_buf *d, struct frame_at *fa, size_t max)
+{
+	size_t off = 0, n = 0;
+
+	while (off + RTPROF_FRAME_OVERHEAD <= d->n && n < max) {
+		struct rtprof_frame_hdr h;
+
+		if (rtprof_frame_hdr_decode(d->p + off, &h) != 0 ||
+		    h.len > d->n - off - RTPROF_FRAME_OVERHEAD)
+			return 0;
+		fa[n].off = off;
+		fa[n].kind = h.kind;
+		fa[n].len = h.len;
+		n++;
+		off += RTPROF_FRAME_OVERHEAD + h.len;
+	}
+	return off == d->n ? n : 0;
+}
+
+static void
+fix_crc(unsigned char *dump, const struct frame_at *f)
+{
+	const unsigned char *p = dump + f->off + RTPROF_FRAME_HEADER_SIZE;
+
+	rtprof_put_le32(dump + f->off + RTPROF_FRAME_HEADER_SIZE + f->len,
+	    rtprof_crc32c(0, p, f->len));
+}
+
+/* ------------------------------------------------------------------ */
+/* Damaged dumps                                                        */
+
+enum { MAX_FRAMES = 4096 };
+
+static int
+damaged(const char *dir, const struct seg_buf *one)
+{
+	static struct frame_at fa[MAX_FRAMES];
+	size_t nf = frames_of(one, fa, MAX_FRAMES), data[MAX_FRAMES], nd = 0;
+	const struct frame_at *mid, *last, *schema = NULL;
+	struct rtprof_dump_stats st;
+	struct seg_buf b;
+	size_t hs, at;
+	unsigned char noise[64];
+	int rc = 0;
+
+	for (size_t i = 0; i < nf; i++) {
+		if (fa[i].kind == RTPROF_FRAME_DATA)
+			data[nd++] = i;
+		if (fa[i].kind == RTPROF_FRAME_SCHEMA && schema == NULL)
+			schema = &fa[i];
+	}
+	if (nd < 3 || schema == NULL)
+		return bad("sampler-one", "too few DATA frames or no SCHEMA");
+	mid = &fa[data[nd / 2]];
+	last = &fa[data[nd - 1]];
+	hs = seg_data_header_size(one->p + mid->off + RTPROF_FRAME_HEADER_SIZE,
+	    mid->len);
+	if (hs == 0 || hs + 2 > mid->len)
+		return bad("sampler-one", "middle DATA frame has no record");
+	/* The first record's kind byte, after its array header (fixarray, or
+	 * array16 for a SAMPLE). */
+	at = mid->off + RTPROF_FRAME_HEADER_SIZE + hs;
+	at += one->p[at] == 0xdc ? 3 : 1;
+
+	/* record-flip: CRC fixed, one record lost. */
+	memset(&b, 0, sizeof(b));
+	if (seg_put(&b, one->p, one->n) != 0)
+		return -1;
+	b.p[at] = 0x7f;
+	fix_crc(b.p, mid);
+	stats(b.p, b.n, &st);
+	if (st.bad_records != 1 || st.bad_frames != 0 || st.damage != 1)
+		rc = bad("record-flip", "not exactly one bad record");
+	else
+		rc = save(dir, "sampler-one-record-flip.damaged", b.p, b.n);
+
+	/* crc-flip: the same byte, CRC left: the frame is skipped. */
+	if (rc == 0) {
+		memcpy(b.p, one->p, one->n);
+		b.p[at] = 0x7f;
+		stats(b.p, b.n, &st);
+		if (st.bad_frames != 1 || st.seq_gaps != 1 || st.bad_records != 0)
+			rc = bad("crc-flip", "not one bad frame and a gap");
+		else
+			rc = save(dir, "sampler-one-crc-flip.damaged", b.p, b.n);
+	}
+
+	/* bad-schema: the payload is nil and bytes: a bad payload. */
+	if (rc == 0) {
+		memcpy(b.p, one->p, one->n);
+		b.p[schema->off + RTPROF_FRAME_HEADER_SIZE] = 0xc0;
+		fix_crc(b.p, schema);
+		stats(b.p, b.n, &st);
+		if (st.bad_payloads != 1 || st.bad_frames != 0)
+			rc = bad("bad-schema", "not exactly one bad payload");
+		else
+			rc = save(dir, "sampler-one-bad-schema.damaged", b.p, b.n);
+	}
+
+	/* truncated: cut inside the last DATA frame's payload. */
+	if (rc == 0) {
+		size_t cut = last->off + RTPROF_FRAME_HEADER_SIZE + last->len / 2;
+
+		stats(one->p, cut, &st);
+		if (st.truncated_tail_bytes != cut - last->off ||
+		    st.bad_frames != 0)
+			rc = bad("truncated", "not a truncated tail");
+		else
+			rc = save(dir, "sampler-one-truncated.damaged", one->p, cut);
+	}
+
+	/* dup-frame: the middle DATA frame twice in a row. */
+	if (rc == 0) {
+		size_t flen = RTPROF_FRAME_OVERHEAD + mid->len;
+
+		b.n = 0;
+		if (seg_put(&b, one->p, mid->off + flen) != 0 ||
+		    seg_put(&b, one->p + mid->off, flen) != 0 ||
+		    seg_put(&b, one->p + mid->off + flen,
+		    one->n - mid->off - flen) != 0)
+			rc = -1;
+		stats(b.p, b.n, &st);
+		if (rc == 0 && (st.seq_dups != 1 || st.damage != 1))
+			rc = bad("dup-frame", "not exactly one repeated frame");
+		else if (rc == 0)
+			rc = save(dir, "sampler-one-dup-frame.damaged", b.p, b.n);
+	}
+
+	/* garbage: 64 bytes before the middle DATA frame, among them sync
+	 * bytes that start no valid header. */
+	if (rc == 0) {
+		for (size_t i = 0; i < sizeof(noise); i++)
+			noise[i] = (unsigned char)(i * 151 + 7);
+		memcpy(noise + 10, "\xd4RTP", 4);
+		memcpy(noise + 40, "\xd4RT", 3);
+		b.n = 0;
+		if (seg_put(&b, one->p, mid->off) != 0 ||
+		    seg_put(&b, noise, sizeof(noise)) != 0 ||
+		    seg_put(&b, one->p + mid->off, one->n - mid->off) != 0)
+			rc = -1;
+		stats(b.p, b.n, &st);
+		if (rc == 0 && (st.skipped_bytes != sizeof(noise) ||
+		    st.bad_frames != 0 || st.seq_gaps != 0))
+			rc = bad("garbage", "not 64 bytes skipped");
+		else if (rc == 0)
+			rc = save(dir, "sampler-one-garbage.damaged", b.p, b.n);
+	}
+	free(b.p);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Segment files (fuzz_records)                                         */
+
+/* @name.seg and @name-data.seg from the clean dump @d. */
+static int
+segments(const char *dir, const char *name, const struct seg_buf *d)
+{
+	static struct frame_at fa[MAX_FRAMES];
+	size_t nf = frames_of(d, fa, MAX_FRAMES);
+	struct rtprof_dump_stats st0, st;
+	struct seg_buf all = { 0 }, one = { 0 }, back = { 0 };
+	char fname[256];
+	int rc = 0;
+
+	stats(d->p, d->n, &st0);
+	if (nf == 0 || st0.damage != 0)
+		return bad(name, "not a clean dump");
+	for (size_t i = 0; i < nf && rc == 0; i++) {
+		const unsigned char *p = d->p + fa[i].off +
+		    RTPROF_FRAME_HEADER_SIZE;
+
+		if (seg_append(&all, fa[i].kind, p, fa[i].len) != 0)
+			rc = bad(name, "payload over 64 KiB or out of memory");
+		if (rc == 0 && one.n == 0 && fa[i].kind == RTPROF_FRAME_DATA &&
+		    seg_append(&one, fa[i].kind, p, fa[i].len) != 0)
+			rc = -1;
+	}
+	/* Framed again, the segments decode to the same records. */
+	if (rc == 0 && seg_to_dump(all.p, all.n, &back) != 0)
+		rc = -1;
+	if (rc == 0) {
+		stats(back.p, back.n, &st);
+		if (st.damage != 0 || st.records != st0.records ||
+		    st.frames != st0.frames || st.sessions != st0.sessions)
+			rc = bad(name, "its segments do not decode as the dump");
+	}
+	if (rc == 0 && one.n == 0)
+		rc = bad(name, "no DATA frame");
+	snprintf(fname, sizeof(fname), "%s.seg", name);
+	if (rc == 0)
+		rc = save(dir, fname, all.p, all.n);
+	snprintf(fname, sizeof(fname), "%s-data.seg", name);
+	if (rc == 0)
+		rc = save(dir, fname, one.p, one.n);
+	free(all.p);
+	free(one.p);
+	free(back.p);
+	return rc;
+}
+
+static void
+pk_ref(msgpack_packer *pk, uint64_t ref)
+{
+	unsigned char b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(ref >> (56 - 8 * i));
+	msgpack_pack_ext(pk, 8, RTPROF_EXT_STRREF);
+	msgpack_pack_ext_body(pk, b, 8);
+}
+
+/* A STRREF as ext 8 (0xc7, length 8, type 1): the other encoding. */
+static void
+pk_ref8(msgpack_sbuffer *sb, uint64_t ref)
+{
+	unsigned char b[11] = { 0xc7, 8, RTPROF_EXT_STRREF };
+
+	for (int i = 0; i < 8; i++)
+		b[3 + i] = (unsigned char)(ref >> (56 - 8 * i));
+	msgpack_sbuffer_write(sb, (const char *)b, sizeof(b));
+}
+
+/* general.seg: a DATA payload of records in general msgpack encodings. */
+static int
+general(const char *dir)
+{
+	static const char longstr[300] = "a str16 value";
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	struct seg_buf seg = { 0 }, back = { 0 };
+	struct rtprof_dump_stats st;
+	const unsigned nrec = 13;
+	int rc = 0;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	/* DATA header: tid, generation, chunk, offset, index, nrec, first,
+	 * last, dropped full, dropped nested. */
+	msgpack_pack_array(&pk, 10);
+	msgpack_pack_int64(&pk, T_MAIN);
+	msgpack_pack_uint64(&pk, 1);
+	msgpack_pack_uint64(&pk, 0);
+	msgpack_pack_uint64(&pk, 0);
+	msgpack_pack_uint64(&pk, 0);
+	msgpack_pack_uint64(&pk, nrec);
+	msgpack_pack_uint64(&pk, 100);
+	msgpack_pack_uint64(&pk, 300);
+	msgpack_pack_uint64(&pk, 2);
+	msgpack_pack_uint64(&pk, 1);
+	/* 1-3: INSTANT, BEGIN (ext 8 STRREF), END: [k, t, name, cat] */
+	for (unsigned k = 1; k <= 3; k++) {
+		msgpack_pack_array(&pk, 4);
+		msgpack_pack_uint64(&pk, k);
+		msgpack_pack_uint64(&pk, 100 + k);
+		if (k == 2)
+			pk_ref8(&sb, SREF(1));
+		else
+			pk_ref(&pk, SREF(k));
+		msgpack_pack_uint64(&pk, k);
+	}
+	/* 4: INTERVAL [4, t0, t1, name, cat] */
+	msgpack_pack_array(&pk, 5);
+	msgpack_pack_uint64(&pk, 4);
+	msgpack_pack_uint64(&pk, 110);
+	msgpack_pack_uint64(&pk, 70000);
+	pk_ref(&pk, SREF(5));
+	msgpack_pack_uint64(&pk, 4);
+	/* 5: TYPED [5, phase, t0, t1, type, fields...]: every encoding. */
+	msgpack_pack_array(&pk, 5 + 9);
+	msgpack_pack_uint64(&pk, 5);
+	msgpack_pack_uint64(&pk, 1);
+	msgpack_pack_uint64(&pk, 120);
+	msgpack_pack_uint64(&pk, 130);
+	msgpack_pack_uint64(&pk, 1);
+	msgpack_pack_int64(&pk, -5);            /* negative fixint */
+	msgpack_pack_int64(&pk, -40000);        /* int32 */
+	msgpack_pack_uint64(&pk, 4096);         /* uint16 */
+	msgpack_pack_float(&pk, 0.5f);          /* float32 */
+	msgpack_pack_double(&pk, 0.25);         /* float64 */
+	msgpack_pack_str(&pk, 4);               /* fixstr */
+	msgpack_pack_str_body(&pk, "opus", 4);
+	msgpack_pack_str(&pk, sizeof(longstr)); /* str16 */
+	msgpack_pack_str_body(&pk, longstr, sizeof(longstr));
+	pk_ref(&pk, SREF(6));                   /* STRREF */
+	pk_ref8(&sb, SREF(6));                  /* STRREF, ext 8 */
+	/* 6: COUNTER [6, t, id, value] */
+	msgpack_pack_array(&pk, 4);
+	msgpack_pack_uint64(&pk, 6);
+	msgpack_pack_uint64(&pk, 140);
+	msgpack_pack_uint64(&pk, 1);
+	msgpack_pack_int64(&pk, -3);
+	/* 7, 8: SLEEP, WAKE [k, t] */
+	for (unsigned k = 7; k <= 8; k++) {
+		msgpack_pack_array(&pk, 2);
+		msgpack_pack_uint64(&pk, k);
+		msgpack_pack_uint64(&pk, 150 + k);
+	}
+	/* 9: SAMPLE [9, t, tid, cpu_ns, flags, frames...] as array16, 20
+	 * frames: native addresses and labels (both STRREF encodings). */
+	msgpack_pack_array(&pk, 5 + 20);
+	msgpack_pack_uint64(&pk, 9);
+	msgpack_pack_uint64(&pk, 200);
+	msgpack_pack_int64(&pk, T_WORK);
+	msgpack_pack_uint64(&pk, 90000);
+	msgpack_pack_uint64(&pk, 4);
+	for (unsigned i = 0; i < 20; i++) {
+		if (i % 5 == 1)
+			pk_ref(&pk, SREF(i % 7));
+		else if (i % 5 == 3)
+			pk_ref8(&sb, SREF(i % 7));
+		else
+			msgpack_pack_uint64(&pk, EXE + 0x1000 + 16 * i);
+	}
+	/* 10: SAME [10, t, tid, cpu_ns, flags] */
+	msgpack_pack_array(&pk, 5);
+	msgpack_pack_uint64(&pk, 10);
+	msgpack_pack_uint64(&pk, 210);
+	msgpack_pack_int64(&pk, T_WORK);
+	msgpack_pack_uint64(&pk, 0);
+	msgpack_pack_uint64(&pk, 1);
+	/* 11: OVERHEAD [11, t0, t1, lock, threads, counters, n] */
+	msgpack_pack_array(&pk, 7);
+	msgpack_pack_uint64(&pk, 11);
+	msgpack_pack_uint64(&pk, 220);
+	msgpack_pack_uint64(&pk, 230);
+	msgpack_pack_uint64(&pk, 1000);
+	msgpack_pack_uint64(&pk, 70000);
+	msgpack_pack_uint64(&pk, 300);
+	msgpack_pack_uint64(&pk, 3);
+	/* 12: BACKTRACE [12, t, flags, frames...] */
+	msgpack_pack_array(&pk, 3 + 3);
+	msgpack_pack_uint64(&pk, 12);
+	msgpack_pack_uint64(&pk, 240);
+	msgpack_pack_uint64(&pk, 0);
+	msgpack_pack_uint64(&pk, EXE + 0x2000);
+	pk_ref(&pk, SREF(2));
+	msgpack_pack_uint64(&pk, LIBC + 0x100);
+	/* 13: a second INSTANT with a uint8 category and uint32 time. */
+	msgpack_pack_array(&pk, 4);
+	msgpack_pack_uint64(&pk, 1);
+	msgpack_pack_uint64(&pk, 100000);
+	pk_ref(&pk, SREF(0));
+	msgpack_pack_uint64(&pk, 200);
+
+	if (seg_append(&seg, RTPROF_FRAME_DATA, (const uint8_t *)sb.data,
+	    sb.size) != 0 || seg_to_dump(seg.p, seg.n, &back) != 0)
+		rc = -1;
+	msgpack_sbuffer_destroy(&sb);
+	if (rc == 0) {
+		stats(back.p, back.n, &st);
+		/* Headless (no HEADER segment): one gap report, nothing else. */
+		if (st.records != nrec || st.bad_records != 0 ||
+		    st.bad_payloads != 0)
+			rc = bad("general.seg", "records not all decoded");
+	}
+	if (rc == 0)
+		rc = save(dir, "general.seg", seg.p, seg.n);
+	free(seg.p);
+	free(back.p);
+	return rc;
 }
 
 int
 main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: fuzz_gen_seeds DIR\n");
+	static const char *const recorder[] = { "all-kinds.rtprof",
+	    "demo-stream.rtprof" };
+	struct seg_buf one = { 0 }, two = { 0 };
+	const char *from;
+	int rc;
+
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: fuzz_gen_seeds CORPUS RECORDS [FROM]\n");
 		return 2;
 	}
-	if (save(argv[1], "sampler-one.rtprof", write_one) != 0 ||
-	    save(argv[1], "sampler-two.rtprof", write_two) != 0)
-		return 1;
-	return 0;
+	from = argc == 4 ? argv[3] : argv[1];
+	rc = dump_mem(write_one, &one) != 0 || dump_mem(write_two, &two) != 0;
+	if (rc == 0) {
+		struct rtprof_dump_stats st;
+
+		stats(two.p, two.n, &st);
+		if (st.damage != 0 || st.sessions != 2)
+			rc = bad("sampler-two", "not two clean sessions");
+	}
+	rc = rc || save(argv[1], "sampler-one.rtprof", one.p, one.n) ||
+	    save(argv[1], "sampler-two.rtprof", two.p, two.n) ||
+	    damaged(argv[1], &one) ||
+	    segments(argv[2], "sampler-one", &one) ||
+	    segments(argv[2], "sampler-two", &two);
+	for (size_t i = 0; rc == 0 && i < sizeof(recorder) / sizeof(recorder[0]);
+	    i++) {
+		struct seg_buf d = { 0 };
+		char name[64];
+
+		snprintf(name, sizeof(name), "%.*s",
+		    (int)(strlen(recorder[i]) - strlen(".rtprof")), recorder[i]);
+		rc = load(from, recorder[i], &d) || segments(argv[2], name, &d);
+		free(d.p);
+	}
+	rc = rc || general(argv[2]);
+	free(one.p);
+	free(two.p);
+	if (rc != 0)
+		fprintf(stderr, "fuzz_gen_seeds: failed\n");
+	return rc != 0;
 }

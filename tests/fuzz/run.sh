@@ -3,19 +3,23 @@
 # 20 s in the clang ASan build, tests/CMakeLists.txt):
 #   tests/fuzz/run.sh [-j JOBS] [SECONDS] [TARGET...]
 #     SECONDS  per target (default 3600)
-#     TARGET   fuzz_dump_reader, fuzz_convert, ...: default every
+#     TARGET   fuzz_dump_reader, fuzz_convert, fuzz_records: default every
 #              tests/fuzz/fuzz_*.c (each is a libFuzzer target of that name)
 #     -j JOBS  targets fuzzed at once (default: one per CPU, at most one per
 #              target); wall time is SECONDS * ceil(targets / JOBS)
 # Builds the clang ASan+UBSan tree in build-fuzz/ ($FUZZ_BUILD to change
-# it), fuzzes each target from the seed corpus tests/fuzz/corpus/ plus its
-# own working corpus build-fuzz/corpus/TARGET/ (kept between runs, so a
-# second run goes on where the first stopped), and writes its log to
+# it), fuzzes each target from its seed corpus (tests/fuzz/corpus-NAME/
+# for fuzz_NAME when there is one, as tests/fuzz/corpus-records/ for
+# fuzz_records; else tests/fuzz/corpus/) plus its own working corpus
+# build-fuzz/corpus/TARGET/ (kept between runs, so a second run goes on
+# where the first stopped), and writes its log to
 # build-fuzz/logs/TARGET.log. A crash, leak, timeout or out-of-memory input
 # is saved as build-fuzz/crashes/TARGET-crash-*, -leak-*, -timeout-*,
-# -oom-*: copy it into tests/fuzz/corpus/ so that it stays a regression test
-# (fuzz_replay_* run every corpus file in every build). Prints each target's
-# executions and exits 1 when any target found something or stopped early.
+# -oom-*: copy it into the target's seed corpus under the same name (crash-*
+# etc.) so that it stays a regression test (fuzz_replay_* run every corpus
+# file in every build; check_seeds.sh leaves such files alone). Prints each
+# target's executions and exits 1 when any target found something or
+# stopped early.
 set -eu
 cd "$(dirname "$0")/../.."
 src=$(pwd)
@@ -55,6 +59,8 @@ mkdir -p "$build/logs" "$build/crashes"
 # $build/logs/TARGET.rc.
 fuzz() {
 	t=$1
+	seeds=$src/tests/fuzz/corpus-${t#fuzz_}
+	[ -d "$seeds" ] || seeds=$src/tests/fuzz/corpus
 	mkdir -p "$build/corpus/$t"
 	touch "$build/logs/$t.start"
 	rc=0
@@ -62,7 +68,7 @@ fuzz() {
 	"$build/tests/$t" -max_total_time="$secs" -rss_limit_mb=1024 \
 	    -timeout=60 -print_final_stats=1 \
 	    -artifact_prefix="$build/crashes/$t-" \
-	    "$build/corpus/$t" "$src/tests/fuzz/corpus" \
+	    "$build/corpus/$t" "$seeds" \
 	    >"$build/logs/$t.log" 2>&1 || rc=$?
 	echo $rc >"$build/logs/$t.rc"
 }
