@@ -32,27 +32,4 @@ static const struct rtprof_marker_schema rtprof__blocked_path_schema = {
 	},
 };
 
-/*
- * The same type without path, as it was before path came: what
- * tests/backtrace_rec.c records without the preload library (a marker's
- * record holds exactly its schema's fields, so that writer keeps this
- * layout until it puts a path too). Readers find fields by key.
- */
-static const struct rtprof_marker_schema rtprof__blocked_schema = {
-	.name = "Blocked",
-	.category = RTPROF_CAT_IO,
-	.display = RTPROF_DISPLAY_MARKER_CHART | RTPROF_DISPLAY_MARKER_TABLE |
-	    RTPROF_DISPLAY_TIMELINE_FILEIO,
-	.tooltip_label = "{marker.data.call} blocked {marker.duration}",
-	.table_label = "{marker.data.call}(fd {marker.data.fd}): "
-	    "{marker.data.bytes} bytes",
-	.chart_label = "{marker.data.call}",
-	.nfields = 3,
-	.fields = {
-		{ "call", "Call", "string", RTPROF_FIELD_STATIC_STR },
-		{ "fd", "Descriptor", "integer", RTPROF_FIELD_I64 },
-		{ "bytes", "Bytes", "bytes", RTPROF_FIELD_I64 },
-	},
-};
-
 #endif /* RTPROF_CORE_BLOCKED_SCHEMA_H */

@@ -97,6 +97,7 @@ blocked_call(const char *call, int with_bt, const char *label)
 	rtprof_put_static_str(&r, call);
 	rtprof_put_i64(&r, 3);
 	rtprof_put_i64(&r, -1);
+	rtprof_put_str(&r, "", 0);
 	rtprof_marker_close(&r);
 	RTPROF_CHECK(n > skip + 1);
 	if (with_bt)
@@ -160,7 +161,7 @@ main(int argc, char **argv)
 	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	RTPROF_CHECK(fd >= 0);
 	RTPROF_CHECK_EQ(rtprof_thread_register("main", RTPROF_THREAD_MAIN), 0);
-	blocked_type = rtprof_marker_type_declare(&rtprof__blocked_schema);
+	blocked_type = rtprof_marker_type_declare(&rtprof__blocked_path_schema);
 	RTPROF_CHECK(blocked_type != NULL);
 	memset(&s, 0, sizeof(s));
 	s.struct_size = sizeof(s);
