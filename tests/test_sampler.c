@@ -66,6 +66,7 @@
 #include "dump_reader.h"
 #include "rtprof.h"
 #include "symbolize.h"
+#include "testutil.h"
 
 #define RUN_MS 2000      /* at least; longer until the chain has samples */
 #define MAX_RUN_MS 10000
@@ -144,12 +145,6 @@ chain_a(uint64_t k)
 
 static uint64_t thread_cpu_ns(void);
 
-static pid_t
-gettid_(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
 static pid_t tid_chain, tid_sleepy, tid_rt;
 static uint64_t rt_signals = ~0ull, rt_samples, sleepy_signals;
 static double sleepy_asleep_share; /* of its wall time, measured by itself */
@@ -191,15 +186,6 @@ sleep_until(const struct timespec *deadline)
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, deadline,
 	    NULL) == EINTR)
 		;
-}
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void *
@@ -642,11 +628,19 @@ check_chain(const struct tsamples *ts)
 		RTPROF_CHECK_GT(tot, 0.9 * full);
 		fprintf(stderr, "chain split: %.3f %.3f %.3f (want .2 .3 .5)\n",
 		    fa, fb, fc);
-		/* Under TSan signals wait for its safe points: skewed. */
+		/*
+		 * Within 6 points; 10 when the chain got under half of a CPU
+		 * (a thread that waits for one gets one sample for the whole
+		 * wait, so its samples come in clumps: 0.233 0.334 0.433 seen
+		 * at 35%). Under TSan signals wait for its safe points:
+		 * skewed, not checked.
+		 */
+		double tol = ran > 0.5 ? 0.06 : 0.10;
+
 		if (getenv("RTPROF_TEST_TSAN") == NULL) {
-			RTPROF_CHECK(fa > 0.14 && fa < 0.26);
-			RTPROF_CHECK(fb > 0.24 && fb < 0.36);
-			RTPROF_CHECK(fc > 0.44 && fc < 0.56);
+			RTPROF_CHECK(fabs(fa - 0.2) < tol);
+			RTPROF_CHECK(fabs(fb - 0.3) < tol);
+			RTPROF_CHECK(fabs(fc - 0.5) < tol);
 		}
 	}
 	/* Every sample in chain_c shows the whole chain, labels in place. */
@@ -901,21 +895,6 @@ check_ticks(void)
 static _Atomic int hog_fifo;    /* 1: SCHED_FIFO, -1: refused */
 static uint64_t hog_t0, hog_t1; /* rtprof_now() around its hold */
 
-static int
-pin(pid_t tid, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	if (cpu >= 0) {
-		CPU_SET(cpu, &set);
-	} else {
-		for (int i = 0; i < CPU_SETSIZE; i++)
-			CPU_SET(i, &set);
-	}
-	return sched_setaffinity(tid, sizeof(set), &set);
-}
-
 /* CPU 0 for 50 ms at SCHED_FIFO priority 1: nothing else runs there. */
 static void *
 hog_main(void *arg)
@@ -936,35 +915,6 @@ hog_main(void *arg)
 		sink = sink * 3 + 1;
 	hog_t1 = rtprof_now();
 	return NULL;
-}
-
-/* The sampler thread's id ("rtprof-sampler" in /proc/self/task). */
-static pid_t
-sampler_tid(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	pid_t tid = 0;
-
-	RTPROF_CHECK(d != NULL);
-	while (tid == 0 && (e = readdir(d)) != NULL) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-		    e->d_name);
-		f = fopen(path, "r");
-		if (f == NULL)
-			continue;
-		if (fgets(comm, sizeof(comm), f) != NULL &&
-		    strcmp(comm, "rtprof-sampler\n") == 0)
-			tid = (pid_t)atoi(e->d_name);
-		fclose(f);
-	}
-	closedir(d);
-	return tid;
 }
 
 static struct {

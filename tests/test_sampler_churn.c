@@ -45,6 +45,7 @@
 #include "check.h"
 #include "dump_reader.h"
 #include "rtprof.h"
+#include "testutil.h"
 
 #define SPAWNERS 4
 #define PER_SPAWNER 500
@@ -57,15 +58,6 @@ rnd(uint64_t *s)
 {
 	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
 	return *s >> 33;
-}
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void *
@@ -189,50 +181,6 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
 
 /* ------------------------------------------------------------------ */
 /* Late answers against unregistration                                 */
-
-static int
-pin(pid_t tid, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	if (cpu >= 0) {
-		CPU_SET(cpu, &set);
-	} else {
-		for (int i = 0; i < CPU_SETSIZE; i++)
-			CPU_SET(i, &set);
-	}
-	return sched_setaffinity(tid, sizeof(set), &set);
-}
-
-/* The sampler thread's id ("rtprof-sampler" in /proc/self/task). */
-static pid_t
-sampler_tid(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	pid_t tid = 0;
-
-	RTPROF_CHECK(d != NULL);
-	while (tid == 0 && (e = readdir(d)) != NULL) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-		    e->d_name);
-		f = fopen(path, "r");
-		if (f == NULL)
-			continue;
-		if (fgets(comm, sizeof(comm), f) != NULL &&
-		    strcmp(comm, "rtprof-sampler\n") == 0)
-			tid = (pid_t)atoi(e->d_name);
-		fclose(f);
-	}
-	closedir(d);
-	return tid;
-}
 
 static void
 nap_ns(uint64_t ns)

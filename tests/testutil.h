@@ -1,12 +1,18 @@
 /*
  * testutil.h - small helpers the runtime's stress tests share: a seeded
  * generator (xorshift64*), sleeping and spinning for microseconds, the
- * calling thread's kernel id. Test support only.
+ * calling thread's kernel id, pinning a thread to a CPU, the sampler
+ * thread's id. Test support only.
  */
 #ifndef RTPROF_TESTUTIL_H
 #define RTPROF_TESTUTIL_H
 
+#include <dirent.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
@@ -66,6 +72,53 @@ static inline pid_t
 gettid_(void)
 {
 	return (pid_t)syscall(SYS_gettid);
+}
+
+/* Pin thread @tid to CPU @cpu, or let it run anywhere (@cpu < 0).
+ * Return: sched_setaffinity()'s. */
+static inline int
+pin(pid_t tid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	if (cpu >= 0) {
+		CPU_SET(cpu, &set);
+	} else {
+		for (int i = 0; i < CPU_SETSIZE; i++)
+			CPU_SET(i, &set);
+	}
+	return sched_setaffinity(tid, sizeof(set), &set);
+}
+
+/* The sampler thread's id ("rtprof-sampler" in /proc/self/task), or 0. */
+static inline pid_t
+sampler_tid(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t tid = 0;
+
+	if (d == NULL)
+		return 0;
+	while (tid == 0 && (e = readdir(d)) != NULL) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+		    e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fgets(comm, sizeof(comm), f) != NULL &&
+		    strcmp(comm, "rtprof-sampler\n") == 0)
+			tid = (pid_t)atoi(e->d_name);
+		fclose(f);
+	}
+	closedir(d);
+	return tid;
 }
 
 #endif /* RTPROF_TESTUTIL_H */
