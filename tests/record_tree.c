@@ -15,6 +15,10 @@
  *   record_tree chatty   works 1.5 s in tree_chatty_work (a big dump).
  *   record_tree spin     three threads work 5 s in tree_spin_work, 90
  *                        frames deeper (to be killed).
+ *   record_tree orphan   starts `SELF late` and exits at once, without
+ *                        waiting for it; prints "late PID".
+ *   record_tree late     works 800 ms in tree_late_work after its parent
+ *                        is gone (the launcher must wait for it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +60,14 @@ __attribute__((noinline)) void tree_fork_work(void);
 __attribute__((noinline)) void tree_system_work(void);
 __attribute__((noinline)) void tree_chatty_work(void);
 __attribute__((noinline)) void tree_spin_work(void);
+__attribute__((noinline)) void tree_late_work(void);
+
+__attribute__((noinline)) void
+tree_late_work(void)
+{
+	burn(800);
+	__asm__ __volatile__("" ::: "memory");
+}
 
 __attribute__((noinline)) void
 tree_fork_work(void)
@@ -227,7 +239,20 @@ main(int argc, char **argv)
 		tree_spin_work();
 		return 0;
 	}
+	if (argc > 1 && strcmp(argv[1], "orphan") == 0) {
+		char *args[] = { argv[0], "late", NULL };
+		pid_t p;
+
+		if (posix_spawn(&p, argv[0], NULL, NULL, args, environ) != 0)
+			return 1;
+		printf("late %d\n", (int)p);
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "late") == 0) {
+		tree_late_work();
+		return 0;
+	}
 	fprintf(stderr, "usage: record_tree fork|system|fifo PATH|nocap|"
-	    "chatty|spin\n");
+	    "chatty|spin|orphan|late\n");
 	return 2;
 }

@@ -13,6 +13,10 @@
   FIFO's path; an fsync() of a known file has that file's path when it
   took the threshold (100 us) or more, none otherwise; no call under the
   threshold has a path.
+- A process still working when the program has exited (`orphan`: the
+  program starts `late` and exits at once): rtprof record waits for it;
+  its samples in tree_late_work span at least 600 of its 800 ms, and no
+  gathering note says it was cut or given up.
 - --max-bytes is enforced by the launcher: a child started without
   RTPROF_MAX_BYTES in its environment (it does not know the cap; ~170 kB
   without it) still ends under the cap, its dump converts, and the
@@ -20,8 +24,8 @@
 - SIGKILL: `sh -c 'CHILD & sleep .3; kill -9 $!; wait'`: the killed
   process is in the profile with its samples in tree_spin_work (deep
   stacks in three threads: ~3 kB a tick, so that the sampler's chunks fill
-  and reach the dump before the kill; a chunk not yet full dies with the
-  process), its
+  and reach the dump before the kill; what the chunks not yet full got in
+  the last 200 ms dies with the process), its
   dump converts up to its last complete frame (no truncated tail), and the
   gathering log reports it truncated (pid, dump, "no trailer").
 """
@@ -31,6 +35,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gecko_testlib import check, load, markers  # noqa: E402
@@ -110,6 +115,29 @@ def main():
     check(len(grand) == 1 and len(ps) == 3, f"system: {len(ps)} processes, "
           f"{len(grand)} with samples in tree_system_work (want sh, the "
           "program and the program it ran)")
+
+    # 2b. A process still writing when the program has exited: the
+    # launcher waits for it, and its data is in the profile whole.
+    t0 = time.monotonic()
+    p, out, err = record("orphan", TREE, "orphan")
+    took = time.monotonic() - t0
+    late = int(out.split()[1])
+    ps = procs(p)
+    check(late in ps, f"orphan: {late} not in the profile's processes "
+          f"{sorted(ps)}: {err}")
+    n = samples_in(ps[late], "tree_late_work")
+    times = [row[th["samples"]["schema"]["time"]]
+             for th in ps[late]["threads"]
+             for row, f in zip(th["samples"]["data"], frames_of(th))
+             if "tree_late_work" in f]
+    span = max(times) - min(times) if times else 0
+    print(f"test_record_tree: orphan: {n} samples in tree_late_work over "
+          f"{span:.0f} ms, record took {took:.2f} s", file=sys.stderr)
+    check(took >= 0.8 and n >= 20 and span >= 600, f"orphan: {n} samples "
+          f"in tree_late_work over {span:.0f} ms, record took {took:.2f} s "
+          "(it works 800 ms after its parent exited)")
+    check(not gathering(ps[late]) and not gathering(p),
+          f"orphan: gathering notes {gathering(ps[late])} {gathering(p)}")
 
     # 3. Blocked markers name what the descriptor is.
     fifo = os.path.join(DIR, "fifo")
