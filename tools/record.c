@@ -825,9 +825,37 @@ cmd_record(int argc, char **argv)
 		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
 			out = argv[++i];
 		} else if (strcmp(argv[i], "--interval") == 0 && i + 1 < argc) {
+			char *end;
+			double ms;
+
 			interval = argv[++i];
+			ms = strtod(interval, &end);
+			if (end == interval || *end != '\0' ||
+			    !(ms >= 0.1 && ms <= 1000)) {
+				fprintf(stderr, PROG ": --interval: not a number "
+				    "of milliseconds from 0.1 to 1000: %s\n",
+				    interval);
+				return 2;
+			}
 		} else if (strcmp(argv[i], "--memory") == 0 && i + 1 < argc) {
+			/* Each process preallocates this much: at most half
+			 * of this machine's memory. */
+			uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) *
+			    (uint64_t)sysconf(_SC_PAGESIZE) >> 20;
+			unsigned long long mib;
+			char *end;
+
 			memory = argv[++i];
+			errno = 0;
+			mib = strtoull(memory, &end, 10);
+			if (*memory < '0' || *memory > '9' || *end != '\0' ||
+			    errno != 0 || mib < 1 || mib > ram / 2) {
+				fprintf(stderr, PROG ": --memory: not a number "
+				    "of MiB from 1 to %llu (half of this "
+				    "machine's memory): %s\n",
+				    (unsigned long long)(ram / 2), memory);
+				return 2;
+			}
 		} else if (strcmp(argv[i], "--max-bytes") == 0 &&
 		    i + 1 < argc) {
 			maxb = argv[++i];
