@@ -114,10 +114,11 @@ def check_callbacks(cbs, frames=None, rate=None):
               f"callback at {m['start']:.3f}: load {d['load']}, want "
               f"used / budget = {want:.6f} ({want * 100:.4f} %)")
         # used is the marker's own duration (the converter's tick rate
-        # may differ from the one rtprof_audio_init read by some ppm: 16
-        # seen, against the converter's wall-clock fit).
+        # may differ from the one rtprof_audio_init read: 16 ppm seen,
+        # 130 under TSan on a loaded machine; the clock's calibration is
+        # held to 1e-3 by test_threadview).
         check(abs((m["end"] - m["start"]) - d["used"]) <=
-              3 * EPS_MS + 1e-4 * d["used"],
+              3 * EPS_MS + 1e-3 * d["used"],
               f"callback at {m['start']:.3f}: used {d['used']} ms, marker "
               f"lasts {m['end'] - m['start']:.6f} ms")
 
@@ -265,8 +266,9 @@ def check_jitter_counter(cbs, jitter, period_ms, start=None):
             continue
         want = want_of(i)
         # The converter's tick rate may differ from rtprof_audio_init's by
-        # some ppm (16-19 seen): a long stall's jitter shows it.
-        tol = 2.0 + 1e-4 * abs(want + period_us)
+        # some ppm (16-19 seen, 130 under TSan; calibration held to 1e-3):
+        # a long stall's jitter shows it.
+        tol = 2.0 + 1e-3 * abs(want + period_us)
         if abs(v - want) > tol and _other_match(want_of, starts, i, t, v, tol):
             snaps += 1
             continue
