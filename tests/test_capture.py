@@ -49,8 +49,10 @@ files), bytes lost in the last DATA frame (the frames behind it are still
 captured at the end of the stream), Ctrl-C on a pipe that stays open (a
 frame cut short at the end is a truncated tail), a headerless session
 alone, not a dump at all, a second capture into the same DIR (numbering
-continues); a Unix and a TCP socket; the status line on a terminal; usage
-and input errors.
+continues); a Unix and a TCP socket; the status line on a terminal (a
+damaged stream sent in pieces: redrawn as bytes come, never counting more
+than the summary or less than before, and its last counts are the
+summary's); usage and input errors.
 
 Exit status: 0 pass, 1 fail.
 """
@@ -131,6 +133,13 @@ SUMMARY = re.compile(
     r"sessions (\d+), garbage (\d+), tail (\d+)")
 KEYS = ("bytes", "frames", "damaged", "gaps", "repeated", "sessions",
         "garbage", "tail")
+
+
+# The live status line (tools/capture.c, status_show()).
+LIVE = re.compile(
+    r"\rrtprof capture: (\d+\.\d) kB, frames (\d+), damaged (\d+), "
+    r"gaps (\d+), sessions (\d+), garbage (\d+)\x1b\[K")
+LIVE_KEYS = ("kB", "frames", "damaged", "gaps", "sessions", "garbage")
 
 
 def summary(err):
@@ -446,26 +455,37 @@ def serial_run(ber, rng, s1, s2, s3, m2g_jobs):
     return len(hit), len(lost)
 
 
+NOISE_LEN = 44
+
+
+def damaged_s1(s1, f1):
+    """S1 (its frames @f1) with two frames damaged (a, b of @f1:
+    returned) and noise between two others (NOISE_LEN bytes); the counts
+    are known in advance."""
+    data = bytearray(s1)
+    a = [f for f in f1 if f.kind == 7][10]       # a DATA frame
+    b = [f for f in f1 if f.kind == 6][3]        # a STRING frame
+    c = f1[len(f1) // 2]
+    noise = b"\xd4RTP" + bytes(range(NOISE_LEN - 4))
+    data[a.off + 100] ^= 0x10                     # a bit in a's payload
+    data[c.off:c.off] = noise                     # before c: c stays whole
+    del data[b.off + HDR + 2]                     # a byte of b's payload
+    return bytes(data), (a, b)
+
+
 def stdin_damaged(s1, jobs):
     """S1 through stdin with two frames damaged and noise between two
     others: the same counts, known in advance."""
     out = os.path.join(WORK, "stdin-damaged")
     f1, _ = parse(s1)
-    data = bytearray(s1)
-    a = [f for f in f1 if f.kind == 7][10]       # a DATA frame
-    b = [f for f in f1 if f.kind == 6][3]        # a STRING frame
-    c = f1[len(f1) // 2]
-    noise = b"\xd4RTP" + bytes(range(40))
-    data[a.off + 100] ^= 0x10                     # a bit in a's payload
-    data[c.off:c.off] = noise                     # before c: c stays whole
-    del data[b.off + HDR + 2]                     # a byte of b's payload
-    rc, err = run_stdin(bytes(data), out)
+    data, (a, b) = damaged_s1(s1, f1)
+    rc, err = run_stdin(data, out)
     st = summary(err)
     fs = captured_files(out)
     want = b"".join(f.data for f in f1 if f not in (a, b))
     check(rc == 1 and st is not None and st["damaged"] == 2 and
           st["gaps"] == 2 and st["garbage"] == a.size + b.size - 1 +
-          len(noise) and st["tail"] == 0 and len(fs) == 1 and
+          NOISE_LEN and st["tail"] == 0 and len(fs) == 1 and
           read(fs[0][3]) == want,
           f"stdin, damaged: exit {rc}, summary {st}:\n{err}")
     if len(fs) == 1:
@@ -675,34 +695,124 @@ def other_inputs(s1, s2):
     check(rc == 1 and "no frame found" in err and not captured_files(out),
           f"junk: exit {rc}:\n{err}")
 
-    # The status line on a terminal: \r-rewritten, cleared at the end.
+    # The status line on a terminal: \r-rewritten, cleared at the end,
+    # and it tells the truth: S1 damaged as in stdin_damaged() (two frames
+    # lost, noise), sent in pieces over about 1.2 s through a pipe that
+    # stays open until every byte was read and written out and two more
+    # redraws passed; the last live line before the summary then has the
+    # summary's counts (bytes to the 0.1 kB it shows, frames, damaged,
+    # gaps, sessions, garbage), it was redrawn while bytes came (two
+    # byte counts at least), and no line ever counts more than the summary
+    # or less than the line before.
     out = os.path.join(WORK, "tty")
+    f1, _ = parse(s1)
+    data, lost = damaged_s1(s1, f1)
+    want_file = b"".join(f.data for f in f1 if f not in lost)
     master, slave = os.openpty()
     proc = subprocess.Popen([RTPROF, "capture", "-", "-o", out],
                             stdin=subprocess.PIPE, stderr=slave)
     os.close(slave)
-    proc.stdin.write(s1)
-    proc.stdin.flush()
-    seen = b""
-    end = time.monotonic() + DEADLINE
-    while b"\r" + b"rtprof capture: " not in seen or b"frames " not in seen:
-        r, _, _ = select.select([master], [], [], 0.2)
-        if r:
-            seen += os.read(master, 4096)
-        if time.monotonic() > end or proc.poll() is not None:
-            break
-    check(b"\rrtprof capture: " in seen and b"\033[K" in seen,
-          f"tty: no status line on the terminal: {seen[-300:]!r}")
+    seen = bytearray()
+
+    def pump(t):
+        """Read the terminal for up to @t seconds (until EIO: closed)."""
+        end = time.monotonic() + t
+        while True:
+            r, _, _ = select.select([master], [], [],
+                                    max(0, end - time.monotonic()))
+            if not r:
+                return
+            try:
+                b = os.read(master, 65536)
+            except OSError:
+                return          # EIO: the slave is closed
+            if not b:
+                return
+            seen.extend(b)
+
+    def send():
+        """In 8 pieces 0.15 s apart, as a slow line would: the status
+        line is redrawn while the counts grow."""
+        try:
+            for i in range(8):
+                proc.stdin.write(data[len(data) * i // 8:
+                                      len(data) * (i + 1) // 8])
+                proc.stdin.flush()
+                time.sleep(0.15)
+        except OSError as e:
+            fail(f"tty: writing to capture: {e}")
+
+    # Written by a thread (a full pipe blocks) while the terminal is read.
+    writer = threading.Thread(target=send)
+    writer.start()
+
+    def all_read():
+        pump(0.05)
+        if writer.is_alive():
+            return False
+        b = fcntl.ioctl(proc.stdin.fileno(), termios.FIONREAD, b"\0" * 4)
+        fs = captured_files(out)
+        return struct.unpack("i", b)[0] == 0 and len(fs) == 1 and \
+            os.path.getsize(fs[0][3]) == len(want_file)
+
+    if wait_for(all_read, proc, "tty: everything read"):
+        pump(0.8)               # CAP_TTY_MS is 250: at least two redraws
+    writer.join()
     proc.stdin.close()
-    proc.wait(timeout=DEADLINE)
     try:
-        while select.select([master], [], [], 0.2)[0]:
-            seen += os.read(master, 4096)
-    except OSError:
-        pass                    # EIO: the slave is closed
+        proc.wait(timeout=DEADLINE)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        fail("tty: capture did not stop")
+    pump(0.5)
     os.close(master)
-    check(proc.returncode == 0 and b"stopped: end of stream" in seen,
-          f"tty: exit {proc.returncode}: {seen[-300:]!r}")
+    text = seen.decode("utf-8", "replace")
+    sanitizer_clean(text, "tty")
+    check(proc.returncode == 1 and "stopped: end of stream" in text,
+          f"tty: exit {proc.returncode}: {text[-300:]!r}")
+    check("\rrtprof capture: " in text and "\033[K" in text,
+          f"tty: no status line on the terminal: {text[-300:]!r}")
+    live_part, _, final_part = text.partition("rtprof capture: stopped:")
+    st = summary(final_part)
+    # Each live line as numbers: kB as printed (a string), the rest ints.
+    lines = [{k: v if k == "kB" else int(v) for k, v in zip(LIVE_KEYS, m)}
+             for m in LIVE.findall(live_part)]
+    want = {"bytes": len(data), "frames": len(f1) - len(lost),
+            "damaged": 2, "gaps": 2, "repeated": 0, "sessions": 1,
+            "garbage": sum(f.size for f in lost) - 1 + NOISE_LEN,
+            "tail": 0}
+    check(st == want, f"tty: summary {st}, want {want}:\n{text[-600:]!r}")
+    if check(bool(lines) and st is not None,
+             f"tty: no live status line before the summary: "
+             f"{live_part[-300:]!r}"):
+        # The summary's counts as the status line shows them.
+        final = {k: st[k] for k in LIVE_KEYS if k != "kB"}
+        final["kB"] = f"{st['bytes'] / 1e3:.1f}"
+        last = lines[-1]
+        check(last == final, f"tty: last status line {last} != the "
+              f"summary's {final}")
+        check(len({ln["kB"] for ln in lines}) >= 2,
+              f"tty: the status line was not redrawn as bytes came: "
+              f"{lines}")
+
+        def num(ln):
+            return {k: float(v) if k == "kB" else v for k, v in ln.items()}
+
+        prev = None
+        for ln in map(num, lines):
+            check(all(ln[k] <= num(final)[k] for k in ln),
+                  f"tty: status line {ln} counts more than the summary "
+                  f"{final}")
+            check(prev is None or all(ln[k] >= prev[k] for k in ln),
+                  f"tty: status line {ln} counts less than the one "
+                  f"before {prev}")
+            prev = ln
+        print(f"test_capture: tty: {len(lines)} status lines, the last "
+              f"{last}; summary {st}", flush=True)
+    fs = captured_files(out)
+    check(len(fs) == 1 and read(fs[0][3]) == want_file,
+          "tty: the file is not the intact frames sent")
 
     # Usage and input errors.
     bad = [(["--serial", "/dev/null", "-o", WORK + "/e"], 3, "not a serial"),
