@@ -10,6 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* RTPROF_TEST_TSAN: built with ThreadSanitizer (timing bounds loosen). */
+#if defined(__SANITIZE_THREAD__)
+#define RTPROF_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RTPROF_TEST_TSAN 1
+#endif
+#endif
+
 #define RTPROF_CHECK(cond)                                                     \
 	do {                                                                   \
 		if (!(cond)) {                                                 \

@@ -124,13 +124,6 @@ test_tty_open(void)
 #define RUN_SECONDS 3.0
 #define BATCH 200               /* recording calls between two sleeps */
 
-#if defined(__SANITIZE_THREAD__)
-#define RTPROF_TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RTPROF_TEST_TSAN 1
-#endif
-#endif
 /* The longest a recording call may take when its thread was not switched
  * out: a call waiting for the link would take about the link time of a
  * chunk (LINK_CHUNK / LINK_RATE, 250 ms). Under TSan its runtime does

@@ -77,13 +77,6 @@
 
 #define CASE_TIMEOUT_S 120
 
-#if defined(__SANITIZE_THREAD__)
-#define RTPROF_TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RTPROF_TEST_TSAN 1
-#endif
-#endif
 /* The most CPU time, and wall time when the thread was not switched out,
  * one recording call may take while the sink fails: the calls are
  * wait-free (no lock, no system call), so a call that waited for the sink
