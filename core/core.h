@@ -232,6 +232,10 @@ extern _Atomic int rtprof__dump_signalled;
 int rtprof__dump_signal_install(const rtprof_lock *lk, int sig);
 void rtprof__dump_signal_restore(const rtprof_lock *lk);
 
+/* state.c: a fork child's pending session start is cancelled (exec,
+ * _exit, exit). Exported for librtprof-preload. Context: any thread. */
+RTPROF_API void rtprof__follow_cancel(void);
+
 /* sampler.c */
 int rtprof__sampler_ensure(const rtprof_lock *lk);
 void rtprof__sampler_kick(const rtprof_lock *lk);

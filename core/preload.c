@@ -512,8 +512,6 @@ pthread_mutex_lock(pthread_mutex_t *m)
  * follow_start) does not start it now: it would only ask the launcher for
  * a dump and end it at once. Context: the calling thread.
  */
-void rtprof__follow_cancel(void);       /* core/state.c */
-
 static void
 before_exec(void)
 {

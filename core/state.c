@@ -161,8 +161,6 @@ static int follow_fd = -1;              /* this process's own descriptor */
 static struct rtprof_settings follow_set;
 static int follow_cancelled;
 
-RTPROF_API void rtprof__follow_cancel(void);
-
 /* Context: any thread (core/preload.c: before exec and _exit). */
 RTPROF_API void
 rtprof__follow_cancel(void)
