@@ -1,5 +1,6 @@
 """Helpers shared by the converter's content checks (test_gecko_content.py,
-test_gecko_multi.py): load a profile (gzip sniffed), fail/check, markers."""
+test_gecko_multi.py) and the record tests: load a profile (gzip sniffed),
+fail/check, samples' stacks, markers."""
 
 import gzip
 import json
@@ -24,6 +25,26 @@ def fail(msg):
 def check(cond, msg):
     if not cond:
         fail(msg)
+
+
+def frames_of(th, short=False):
+    """Each sample's stack, outermost frame first, as location strings
+    (short: the function name alone, without " (in lib)")."""
+    st = th["stringTable"]
+    ft = th["frameTable"]
+    sk = th["stackTable"]
+    out = []
+    for row in th["samples"]["data"]:
+        s = row[th["samples"]["schema"]["stack"]]
+        names = []
+        while s is not None:
+            srow = sk["data"][s]
+            f = ft["data"][srow[sk["schema"]["frame"]]]
+            loc = st[f[ft["schema"]["location"]]]
+            names.append(loc.split(" ")[0] if short else loc)
+            s = srow[sk["schema"]["prefix"]]
+        out.append(list(reversed(names)))
+    return out
 
 
 def markers(th):

@@ -78,27 +78,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gecko_testlib import check, fail, load, markers  # noqa: E402
+from gecko_testlib import (  # noqa: E402
+    check, fail, frames_of, load, markers)
 from summarize_testlib import func, parse_summary, stack_names  # noqa: E402
 
 RTPROF, TARGET, SRC, DIR, RT_TARGET = sys.argv[1:6]
-
-
-def frames_of(th):
-    st = th["stringTable"]
-    ft = th["frameTable"]
-    sk = th["stackTable"]
-    out = []
-    for row in th["samples"]["data"]:
-        s = row[th["samples"]["schema"]["stack"]]
-        names = []
-        while s is not None:
-            srow = sk["data"][s]
-            f = ft["data"][srow[sk["schema"]["frame"]]]
-            names.append(st[f[ft["schema"]["location"]]])
-            s = srow[sk["schema"]["prefix"]]
-        out.append(list(reversed(names)))
-    return out
 
 
 def summary(path, *opts):

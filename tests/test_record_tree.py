@@ -38,26 +38,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gecko_testlib import check, load, markers  # noqa: E402
+from gecko_testlib import check, frames_of, load, markers  # noqa: E402
 
 RTPROF, TREE, SRC, DIR = sys.argv[1:5]
-
-
-def frames_of(th):
-    st = th["stringTable"]
-    ft = th["frameTable"]
-    sk = th["stackTable"]
-    out = []
-    for row in th["samples"]["data"]:
-        s = row[th["samples"]["schema"]["stack"]]
-        names = []
-        while s is not None:
-            srow = sk["data"][s]
-            f = ft["data"][srow[sk["schema"]["frame"]]]
-            names.append(st[f[ft["schema"]["location"]]].split(" ")[0])
-            s = srow[sk["schema"]["prefix"]]
-        out.append(names)
-    return out
 
 
 def procs(p):
@@ -71,7 +54,8 @@ def procs(p):
 
 
 def samples_in(pr, fn):
-    return sum(1 for th in pr["threads"] for f in frames_of(th) if fn in f)
+    return sum(1 for th in pr["threads"]
+               for f in frames_of(th, short=True) if fn in f)
 
 
 def gathering(pr):
@@ -128,7 +112,8 @@ def main():
     n = samples_in(ps[late], "tree_late_work")
     times = [row[th["samples"]["schema"]["time"]]
              for th in ps[late]["threads"]
-             for row, f in zip(th["samples"]["data"], frames_of(th))
+             for row, f in zip(th["samples"]["data"],
+                               frames_of(th, short=True))
              if "tree_late_work" in f]
     span = max(times) - min(times) if times else 0
     print(f"test_record_tree: orphan: {n} samples in tree_late_work over "
