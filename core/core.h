@@ -213,6 +213,7 @@ void rtprof__refill(const rtprof_lock *lk, struct rtprof__thread *th,
 uint64_t rtprof__chunk_snapshot(struct rtprof__chunk *c);
 
 /* registry.c */
+void rtprof__thread_bind(struct rtprof__thread *th);
 void rtprof__registry_init(void);
 void rtprof__thread_free(const rtprof_lock *lk, struct rtprof__thread *th);
 struct rtprof__acct *rtprof__acct_get(const rtprof_lock *lk,

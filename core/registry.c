@@ -25,6 +25,24 @@ rtprof__registry_init(void)
 }
 
 /* Context: owner thread; may block and allocate. */
+
+/*
+ * rtprof__thread_bind - fill in what @th's kernel thread is: its id, its
+ * CPU-time clock, whether it is the process's main thread. At
+ * registration, and in a fork child for the thread that forked (it is
+ * another kernel thread there, the child's main one).
+ * Context: the thread @th records.
+ */
+void
+rtprof__thread_bind(struct rtprof__thread *th)
+{
+	th->tid = (pid_t)syscall(SYS_gettid);
+	if (th->tid == getpid())
+		th->flags |= RTPROF_THREAD_MAIN;
+	if (pthread_getcpuclockid(pthread_self(), &th->cpu_clock) != 0)
+		th->cpu_clock = CLOCK_THREAD_CPUTIME_ID; /* unreachable: own id */
+}
+
 /*
  * The calling thread's stack, for the sampler's stack copy (a copy never
  * reads past its top). Context: owner thread, registering; may allocate
@@ -65,10 +83,8 @@ rtprof_thread_register(const char *name, unsigned flags)
 	ck_ring_init(&th->empty, RTPROF__EMPTY_RING);
 	ck_ring_init(&th->full, RTPROF__FULL_RING);
 	ck_sequence_init(&th->label_seq);
-	th->tid = (pid_t)syscall(SYS_gettid);
 	th->flags = flags;
-	if (th->tid == getpid())
-		th->flags |= RTPROF_THREAD_MAIN;
+	rtprof__thread_bind(th);
 	if (name == NULL) {
 		/* The thread's comm; refreshed when it unregisters. */
 		char comm[17] = "";
@@ -82,8 +98,6 @@ rtprof_thread_register(const char *name, unsigned flags)
 	}
 	rtprof__clock_pair(&th->register_ticks, &mono, &wall);
 	stack_bounds(th);
-	if (pthread_getcpuclockid(pthread_self(), &th->cpu_clock) != 0)
-		th->cpu_clock = CLOCK_THREAD_CPUTIME_ID; /* unreachable: own id */
 
 	lk = rtprof__lock();
 	c = rtprof__core_get(lk);

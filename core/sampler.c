@@ -165,16 +165,17 @@ rec_overhead(uint64_t t0, uint64_t t1, const uint64_t v[4])
 /* One thread                                                           */
 
 /*
- * The slot of @th's request still asked from an earlier tick, or NULL.
- * Context: sampler thread or @th unregistering, lock held.
+ * The slot of @th's request still asked from an earlier tick, or NULL (at
+ * most one is @th's). Context: sampler thread or @th unregistering, lock
+ * held.
  */
 static struct rtprof__sample_req *
 pending(const struct rtprof__thread *th)
 {
-	uint32_t k = th->s_slot;
-
-	return k != 0 && k <= RTPROF__SAMPLE_SLOTS && slot_of[k - 1] == th ?
-	    &reqs[k - 1] : NULL;
+	for (int i = 0; reqs != NULL && i < RTPROF__SAMPLE_SLOTS; i++)
+		if (slot_of[i] == th)
+			return &reqs[i];
+	return NULL;
 }
 
 /*
@@ -207,20 +208,19 @@ done_wait(struct rtprof__sample_req *rq)
 	}
 }
 
-/* Free @th's slot (@rq, withdrawn or done). Context: as pending(). */
+/* Free slot @rq (withdrawn or done). Context: as pending(). */
 static void
-slot_free(struct rtprof__thread *th, struct rtprof__sample_req *rq)
+slot_free(struct rtprof__sample_req *rq)
 {
 	atomic_store_explicit(&rq->state, 0, memory_order_relaxed);
 	slot_of[rq - reqs] = NULL;
-	th->s_slot = 0;
 }
 
 /*
  * Ask @th for a copy of its stack in a free slot. Return: the slot, with
  * the copy complete (DONE), or NULL: no slot was free, the thread is gone,
  * or it did not answer by the deadline, in which case its request stays
- * asked in th->s_slot for a later tick.
+ * asked in its slot (pending()) for a later tick.
  * Context: sampler thread, lock held (keeps @th registered).
  */
 static struct rtprof__sample_req *
@@ -239,7 +239,6 @@ ask(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t deadline)
 	if (rq == NULL)
 		return NULL;
 	slot_of[rq - reqs] = th;
-	th->s_slot = (uint32_t)(rq - reqs) + 1;
 	atomic_store_explicit(&rq->target, th, memory_order_relaxed);
 	/* release: `target` before the request; pairs with the handler's
 	 * acquire load of `state`. */
@@ -248,7 +247,7 @@ ask(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t deadline)
 	if (syscall(SYS_tgkill, (int)rtprof__sample_pid, (int)th->tid,
 	    RTPROF__SAMPLE_SIGNAL) != 0) {
 		withdraw(rq);   /* no signal: no handler can claim it */
-		slot_free(th, rq);
+		slot_free(rq);
 		return NULL;
 	}
 	t0 = rtprof__mono_ns();
@@ -425,9 +424,8 @@ forget(struct rtprof__thread *th)
 	if (rq != NULL) {
 		if (!withdraw(rq))
 			done_wait(rq);
-		slot_free(th, rq);
+		slot_free(rq);
 	}
-	th->s_slot = 0;
 }
 
 /*
@@ -449,10 +447,8 @@ settle(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t now)
 	uint64_t st;
 	int blocks = 0;
 
-	if (rq == NULL) {
-		th->s_slot = 0;
+	if (rq == NULL)
 		return 0;
-	}
 	/* acquire: pairs with the handler's release of DONE. */
 	st = atomic_load_explicit(&rq->state, memory_order_acquire);
 	if ((st & 3) == RTPROF__REQ_ASKED) {
@@ -460,20 +456,20 @@ settle(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t now)
 		blocks = cpu >= 0 &&
 		    (uint64_t)cpu - th->s_cpu_last >= MASK_CPU_NS &&
 		    blocks_signal(th->tid);
-		if (!blocks && now - th->s_ask_mono < PENDING_MAX_NS)
+		if (!blocks && now - th->s_mono_last < PENDING_MAX_NS)
 			return 1;
 	}
+	/* Asked only of an awake thread: no flag but why it has no frames. */
 	if (withdraw(rq)) {
 		sample_labels(lk, th, th->s_ask_t, th->s_ask_cpu,
-		    th->s_ask_flags | RTPROF_SAMPLE_NO_NATIVE);
+		    RTPROF_SAMPLE_NO_NATIVE);
 		if (blocks)
 			back_off(th);
 	} else {
 		done_wait(rq);
-		sample_native(th, rq, th->s_ask_t, th->s_ask_cpu,
-		    th->s_ask_flags);
+		sample_native(th, rq, th->s_ask_t, th->s_ask_cpu, 0);
 	}
-	slot_free(th, rq);
+	slot_free(rq);
 	return 0;
 }
 
@@ -499,11 +495,11 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 		th->s_misses = 0;
 		th->s_skip = 0;
 	}
-	if (settle(lk, th, rtprof__mono_ns()))
+	now = rtprof__mono_ns();
+	if (settle(lk, th, now))
 		return;
 	d = (uint64_t)cpu >= th->s_cpu_last ? (uint64_t)cpu - th->s_cpu_last : 0;
 	th->s_cpu_last = (uint64_t)cpu;
-	now = rtprof__mono_ns();
 	span = th->s_mono_last != 0 && now > th->s_mono_last ?
 	    now - th->s_mono_last : 0;
 	th->s_mono_last = now;
@@ -532,11 +528,10 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 		sample_labels(lk, th, t, d, flags | RTPROF_SAMPLE_NO_NATIVE);
 		return;
 	}
-	th->s_ask_mono = rtprof__mono_ns();
 	rq = ask(lk, th, deadline);
 	if (rq != NULL) {
 		sample_native(th, rq, t, d, flags);
-		slot_free(th, rq);
+		slot_free(rq);
 		return;
 	}
 	if (pending(th) == NULL) {      /* no free slot, or no such thread */
@@ -547,8 +542,7 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 	 * the signal blocked, else at a later tick. */
 	th->s_ask_t = t;
 	th->s_ask_cpu = d;
-	th->s_ask_flags = flags;
-	settle(lk, th, th->s_ask_mono);
+	settle(lk, th, now);
 }
 
 /*
@@ -572,8 +566,7 @@ void
 rtprof__sampler_forget(const rtprof_lock *lk, struct rtprof__thread *th)
 {
 	(void)lk;
-	if (reqs != NULL)
-		forget(th);
+	forget(th);
 }
 
 /* Counters: RSS every tick, the rest when changed. Context: sampler, lock. */

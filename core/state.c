@@ -11,7 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 
 #include "core.h"
@@ -453,11 +452,8 @@ fork_child(void)
 	pthread_cond_init(&core.writer_cv, NULL);
 	pthread_cond_init(&core.done_cv, NULL);
 	__atomic_store_n(&rtprof__state, 0, __ATOMIC_RELEASE);
-	if (self != NULL) {
-		self->tid = (pid_t)syscall(SYS_gettid);
-		if (pthread_getcpuclockid(pthread_self(), &self->cpu_clock))
-			self->cpu_clock = CLOCK_THREAD_CPUTIME_ID;
-	}
+	if (self != NULL)
+		rtprof__thread_bind(self);
 	follow = follow_child(self);
 	/* A session in flight (chunks in queues, the writer's batch) was
 	 * copied half-done: no session in this child, unless it follows

@@ -150,13 +150,11 @@ struct rtprof__thread {
 	uint64_t s_mono_last;           /* CLOCK_MONOTONIC ns of it; 0: none */
 	uint32_t s_misses;              /* signals not answered in a row */
 	uint32_t s_skip;                /* ticks left before asking again */
-	/* A request not answered within its tick (a thread waiting for a
-	 * CPU): slot + 1 (0: none), and the sample it is for. */
-	uint32_t s_slot;
-	uint32_t s_ask_flags;
+	/* The sample a request not answered within its tick is for (the
+	 * request in its slot, core/sampler.c pending(); asked at
+	 * s_mono_last, with s_cpu_last its CPU clock then). */
 	uint64_t s_ask_t;               /* the sample's time (ticks) */
 	uint64_t s_ask_cpu;             /* its CPU delta (ns) */
-	uint64_t s_ask_mono;            /* when asked (CLOCK_MONOTONIC ns) */
 
 	/* Chunk exchange. Producer and consumer indexes live inside ck_ring
 	 * (its own padding); the buffers follow. */

@@ -5,7 +5,8 @@
 - The program's exit status is rtprof's (3), and a program killed by a
   signal gives 128 + N (SIGTERM and SIGINT, Ctrl-C, sent to rtprof are
   forwarded to it, and the profile is still written: valid, with the
-  program's threads, reported incomplete).
+  program's threads, reported incomplete, with at least 20 samples of
+  each cruncher in inner_work).
 - The profile (and the dump kept next to it) exist; gecko_check.py accepts
   the profile; its threads are the main thread (GeckoMain) and the two
   threads the program created, named as the program named them after they
@@ -762,52 +763,45 @@ wait $a $b
                        stderr=subprocess.PIPE, timeout=60)
     check(r.returncode == 0, f"fork: exit {r.returncode}: {r.stderr.decode()}")
 
-    # SIGTERM to rtprof reaches the program; the profile is written.
-    out2 = os.path.join(DIR, "term.json.gz")
-    pr = subprocess.Popen([RTPROF, "record", "-o", out2, "--", TARGET],
-                          stderr=subprocess.PIPE)
-    started(os.path.join(DIR, "term.rtprof"))
-    time.sleep(0.3)
-    pr.send_signal(signal.SIGTERM)
-    err = pr.communicate(timeout=60)[1].decode()
-    check(pr.returncode == 128 + signal.SIGTERM,
-          f"exit status {pr.returncode} after SIGTERM: {err}")
-    check(os.path.exists(out2), f"no profile after SIGTERM: {err}")
-
-    # Ctrl-C: SIGINT to rtprof is forwarded too (128 + 2), and the profile
-    # is written: a valid one, with the program's three threads, that says
-    # it is incomplete (no trailer: the program died), with the crunchers'
-    # samples up to about 200 ms before it died (the writer copies out the
-    # chunks not yet full every 200 ms: before it did, it had none).
-    out_i = os.path.join(DIR, "int.json.gz")
-    pr = subprocess.Popen([RTPROF, "record", "-o", out_i, "--", TARGET],
-                          stderr=subprocess.PIPE)
-    started(os.path.join(DIR, "int.rtprof"))
-    time.sleep(0.3)
-    pr.send_signal(signal.SIGINT)
-    err = pr.communicate(timeout=60)[1].decode()
-    check(pr.returncode == 128 + signal.SIGINT,
-          f"exit status {pr.returncode} after SIGINT: {err}")
-    check(os.path.exists(out_i), f"no profile after SIGINT: {err}")
-    g = subprocess.run([sys.executable, os.path.join(SRC, "gecko_check.py"),
-                        out_i], stdout=subprocess.PIPE)
-    check(g.returncode == 0, "gecko_check.py rejects the SIGINT profile")
-    prof = load(out_i)
-    names = sorted(t["name"] for t in prof["threads"])
-    check(len(names) == 4 and "GeckoMain" in names and
-          "rtprof sampler" in names, f"SIGINT: threads {names}")
-    check(prof["profileGatheringLog"].get("trailer") is False and
-          prof["profileGatheringLog"].get("incomplete"),
-          f"SIGINT: the gathering log {prof['profileGatheringLog']}")
-    # (Named after the program: a name set after registration is written
-    # when the thread unregisters, and these were killed.)
-    crs = [t for t in prof["threads"]
-           if t["name"] not in ("GeckoMain", "rtprof sampler")]
-    nstack = [sum(1 for s in frames_of(t) if any(
-        x.startswith("inner_work (in ") for x in s)) for t in crs]
-    print(f"SIGINT: cruncher samples in inner_work {nstack}")
-    check(len(crs) == 2 and all(n >= 20 for n in nstack),
-          f"SIGINT: cruncher samples in inner_work {nstack}")
+    # SIGTERM, and Ctrl-C's SIGINT, to rtprof reach the program (128 + N),
+    # and the profile is written: a valid one, with the program's three
+    # threads, that says it is incomplete (no trailer: the program died),
+    # with the crunchers' samples up to about 200 ms before it died (the
+    # writer copies out the chunks not yet full every 200 ms: before it
+    # did, it had none).
+    for sig, name in ((signal.SIGTERM, "term"), (signal.SIGINT, "int")):
+        out_i = os.path.join(DIR, name + ".json.gz")
+        pr = subprocess.Popen([RTPROF, "record", "-o", out_i, "--", TARGET],
+                              stderr=subprocess.PIPE)
+        started(os.path.join(DIR, name + ".rtprof"))
+        time.sleep(0.3)
+        pr.send_signal(sig)
+        err = pr.communicate(timeout=60)[1].decode()
+        what = signal.Signals(sig).name
+        check(pr.returncode == 128 + sig,
+              f"exit status {pr.returncode} after {what}: {err}")
+        check(os.path.exists(out_i), f"no profile after {what}: {err}")
+        g = subprocess.run([sys.executable,
+                            os.path.join(SRC, "gecko_check.py"), out_i],
+                           stdout=subprocess.PIPE)
+        check(g.returncode == 0, f"gecko_check.py rejects the {what} "
+              "profile")
+        prof = load(out_i)
+        names = sorted(t["name"] for t in prof["threads"])
+        check(len(names) == 4 and "GeckoMain" in names and
+              "rtprof sampler" in names, f"{what}: threads {names}")
+        check(prof["profileGatheringLog"].get("trailer") is False and
+              prof["profileGatheringLog"].get("incomplete"),
+              f"{what}: the gathering log {prof['profileGatheringLog']}")
+        # (Named after the program: a name set after registration is
+        # written when the thread unregisters, and these were killed.)
+        crs = [t for t in prof["threads"]
+               if t["name"] not in ("GeckoMain", "rtprof sampler")]
+        nstack = [sum(1 for s in frames_of(t) if any(
+            x.startswith("inner_work (in ") for x in s)) for t in crs]
+        print(f"{what}: cruncher samples in inner_work {nstack}")
+        check(len(crs) == 2 and all(n >= 20 for n in nstack),
+              f"{what}: cruncher samples in inner_work {nstack}")
 
     # Bad --interval and --memory values are refused before the program
     # runs (out of range, it ran unprofiled; a huge --memory had it killed
