@@ -1002,10 +1002,22 @@ frame_thread(struct dec *d, const msgpack_object *o)
 			t.has_unregister = v->type != MSGPACK_OBJECT_NIL;
 			if (t.has_unregister)
 				t.unregister_ticks = obj_u64(d, v);
+		} else if (key_is(k, "totals")) {
+			const msgpack_object *e;
+			uint32_t m;
+
+			t.has_totals = obj_array(d, v, 4, UINT32_MAX, &e, &m);
+			if (t.has_totals) {
+				t.totals.recorded = obj_u64(d, &e[0]);
+				t.totals.dropped_full = obj_u64(d, &e[1]);
+				t.totals.dropped_nested = obj_u64(d, &e[2]);
+				t.totals.recycled = obj_u64(d, &e[3]);
+			}
 		}
 	}
 	if (is_map && !has_tid)
 		dec_fail(d, "THREAD without tid");
+	t.totals.tid = t.tid;
 	if (d->bad || d->err || cb->on_thread == NULL)
 		return 0;
 	return cb->on_thread(cb->ctx, &t);
@@ -1712,4 +1724,15 @@ rtprof_dump_damage_name(enum rtprof_damage_kind kind)
 	case RTPROF_DAMAGE_NEWER_VERSION: return "newer-version";
 	}
 	return "unknown";
+}
+
+void
+rtprof_dump_counts_add(struct rtprof_dump_trailer_thread *sum,
+    const struct rtprof_dump_trailer_thread *c)
+{
+	sum->tid = c->tid;
+	sum->recorded = sat_add(sum->recorded, c->recorded);
+	sum->dropped_full = sat_add(sum->dropped_full, c->dropped_full);
+	sum->dropped_nested = sat_add(sum->dropped_nested, c->dropped_nested);
+	sum->recycled = sat_add(sum->recycled, c->recycled);
 }

@@ -106,6 +106,15 @@ struct rtprof_dump_module {
 	size_t build_id_len;
 };
 
+/* A thread's counts in a session (docs/wire-format.md, TRAILER). */
+struct rtprof_dump_trailer_thread {
+	int64_t tid;
+	uint64_t recorded;
+	uint64_t dropped_full;
+	uint64_t dropped_nested;
+	uint64_t recycled;
+};
+
 struct rtprof_dump_thread {
 	int64_t tid;
 	const char *name;
@@ -113,6 +122,11 @@ struct rtprof_dump_thread {
 	uint64_t register_ticks;
 	bool has_unregister;
 	uint64_t unregister_ticks;
+	/* The exited thread's final counts (its `totals`; .tid = tid): the
+	 * trailer does not list them again. A reader adds up, per tid, the
+	 * totals of THREAD frames and the trailer's entries. */
+	bool has_totals;
+	struct rtprof_dump_trailer_thread totals;
 };
 
 struct rtprof_dump_field {
@@ -165,14 +179,6 @@ struct rtprof_dump_event {
 	uint64_t max_bytes;             /* limit_reached */
 };
 
-struct rtprof_dump_trailer_thread {
-	int64_t tid;
-	uint64_t recorded;
-	uint64_t dropped_full;
-	uint64_t dropped_nested;
-	uint64_t recycled;
-};
-
 struct rtprof_dump_trailer {
 	uint64_t stop_ticks;
 	int64_t stop_mono_ns;
@@ -181,6 +187,9 @@ struct rtprof_dump_trailer {
 	uint64_t bytes;
 	uint64_t chunks_lost;
 	bool limit_reached;
+	/* The counts no THREAD frame's totals settled (the threads still
+	 * running at the stop, or whose chunks were still kept); a tid may
+	 * repeat when it was reused. */
 	size_t nthreads;
 	const struct rtprof_dump_trailer_thread *threads;
 };
@@ -308,5 +317,13 @@ const char *rtprof_dump_rec_kind_name(unsigned kind);
 
 /* Context: any thread. Return: a static name ("skipped", ...). */
 const char *rtprof_dump_damage_name(enum rtprof_damage_kind kind);
+
+/*
+ * Add the counts @c to @sum (sum->tid becomes c->tid): a thread's counts
+ * come in parts, its THREAD frame's totals and trailer entries, added up
+ * per tid. Context: any thread.
+ */
+void rtprof_dump_counts_add(struct rtprof_dump_trailer_thread *sum,
+    const struct rtprof_dump_trailer_thread *c);
 
 #endif /* RTPROF_DUMP_READER_H */

@@ -860,8 +860,8 @@ struct gthread {
 	uint64_t novh;
 	uint64_t recs;                  /* records decoded */
 	uint64_t dropped_full, dropped_nested;
-	bool in_trailer;
-	uint64_t tr_recorded, tr_dropped_full, tr_dropped_nested, tr_recycled;
+	bool settled;           /* counts from THREAD totals or the trailer */
+	struct rtprof_dump_trailer_thread tr;
 };
 
 struct gschema {
@@ -1298,6 +1298,15 @@ on_modules(void *ctx, const struct rtprof_dump_module *m, size_t n)
 	return g->err;
 }
 
+/* A thread's counts, from its last THREAD frame or the trailer: added up,
+ * as a tid's counts may come in several parts (docs/wire-format.md). */
+static void
+settled_add(struct gthread *th, const struct rtprof_dump_trailer_thread *c)
+{
+	th->settled = true;
+	rtprof_dump_counts_add(&th->tr, c);
+}
+
 static int
 on_thread(void *ctx, const struct rtprof_dump_thread *t)
 {
@@ -1318,6 +1327,8 @@ on_thread(void *ctx, const struct rtprof_dump_thread *t)
 	th->reg = t->register_ticks;
 	th->has_unreg = t->has_unregister;
 	th->unreg = t->unregister_ticks;
+	if (t->has_totals)
+		settled_add(th, &t->totals);
 	return g->err;
 }
 
@@ -2203,11 +2214,7 @@ on_trailer(void *ctx, const struct rtprof_dump_trailer *t)
 
 		if (th == NULL)
 			return g->err;
-		th->in_trailer = true;
-		th->tr_recorded = t->threads[i].recorded;
-		th->tr_dropped_full = t->threads[i].dropped_full;
-		th->tr_dropped_nested = t->threads[i].dropped_nested;
-		th->tr_recycled = t->threads[i].recycled;
+		settled_add(th, &t->threads[i]);
 	}
 	return 0;
 }
@@ -3376,18 +3383,18 @@ write_gathering_log(struct gsess *g, struct json *j)
 			json_key(j, "samples");
 			json_u64(j, th->nsmp);
 		}
-		if (th->in_trailer) {
+		if (th->settled) {
 			json_key(j, "recorded");
-			json_u64(j, th->tr_recorded);
+			json_u64(j, th->tr.recorded);
 			json_key(j, "trailerDroppedFull");
-			json_u64(j, th->tr_dropped_full);
+			json_u64(j, th->tr.dropped_full);
 			json_key(j, "trailerDroppedNested");
-			json_u64(j, th->tr_dropped_nested);
+			json_u64(j, th->tr.dropped_nested);
 			json_key(j, "recycled");
-			json_u64(j, th->tr_recycled);
+			json_u64(j, th->tr.recycled);
 			json_key(j, "recordsMissing");
-			json_u64(j, th->tr_recorded > th->recs ?
-			    th->tr_recorded - th->recs : 0);
+			json_u64(j, th->tr.recorded > th->recs ?
+			    th->tr.recorded - th->recs : 0);
 		}
 		json_obj_end(j);
 	}

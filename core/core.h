@@ -59,8 +59,11 @@ struct rtprof__pause {
 	uint64_t start, end;
 };
 
-/* Per-thread totals of a session, for the trailer. */
+/* A thread's totals in a session, for its final THREAD frame or the
+ * trailer (writer.c acct_get()). One per thread, not per tid: a tid can be
+ * reused while the exited thread's chunks are still kept. */
 struct rtprof__acct {
+	const struct rtprof__thread *th;
 	pid_t tid;
 	uint64_t recorded, dropped_full, dropped_nested, recycled;
 };
@@ -216,8 +219,6 @@ uint64_t rtprof__chunk_snapshot(struct rtprof__chunk *c);
 void rtprof__thread_bind(struct rtprof__thread *th);
 void rtprof__registry_init(void);
 void rtprof__thread_free(const rtprof_lock *lk, struct rtprof__thread *th);
-struct rtprof__acct *rtprof__acct_get(const rtprof_lock *lk,
-    struct rtprof__session *s, struct rtprof__thread *th);
 
 /* threadview.c: what the sampler sees of a thread. */
 int rtprof__labels_read(const rtprof_lock *lk, struct rtprof__thread *th,

@@ -202,32 +202,6 @@ rtprof__thread_free(const rtprof_lock *lk, struct rtprof__thread *th)
 	free(th);
 }
 
-/*
- * rtprof__acct_get - @th's totals in session @s, created on first use.
- * Context: collector, lock held. Return: NULL only when out of memory.
- */
-struct rtprof__acct *
-rtprof__acct_get(const rtprof_lock *lk, struct rtprof__session *s,
-    struct rtprof__thread *th)
-{
-	(void)lk;
-	for (uint32_t i = 0; i < s->nacct; i++)
-		if (s->acct[i].tid == th->tid)
-			return &s->acct[i];
-	if (s->nacct == s->cap_acct) {
-		uint32_t ncap = s->cap_acct ? s->cap_acct * 2 : 16;
-		struct rtprof__acct *n = realloc(s->acct, ncap * sizeof(*n));
-
-		if (n == NULL)
-			return NULL;
-		s->acct = n;
-		s->cap_acct = ncap;
-	}
-	memset(&s->acct[s->nacct], 0, sizeof(s->acct[0]));
-	s->acct[s->nacct].tid = th->tid;
-	return &s->acct[s->nacct++];
-}
-
 static size_t
 field_size(enum rtprof_field_kind k)
 {

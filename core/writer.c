@@ -196,14 +196,19 @@ add_header(const rtprof_lock *lk, struct rtprof__session *s)
 	rtprof__pack_modules((struct msgpack_packer *)&pk);
 }
 
-static void
-add_thread(struct rtprof__session *s, const struct rtprof__thread *th)
+/*
+ * A THREAD frame for @th; with @a (its final counts in @s), the one that
+ * settles them: the trailer does not list them again.
+ */
+static int
+add_thread(struct rtprof__session *s, const struct rtprof__thread *th,
+    const struct rtprof__acct *a)
 {
 	msgpack_packer pk;
 
 	if (frame_add(s, RTPROF_FRAME_THREAD, &pk) == NULL)
-		return;
-	msgpack_pack_map(&pk, 5);
+		return -1;   /* out of memory: counted by the reader's checks */
+	msgpack_pack_map(&pk, a != NULL ? 6 : 5);
 	pack_key(&pk, "tid");
 	msgpack_pack_int32(&pk, th->tid);
 	pack_key(&pk, "name");
@@ -217,6 +222,15 @@ add_thread(struct rtprof__session *s, const struct rtprof__thread *th)
 		msgpack_pack_uint64(&pk, th->unregister_ticks);
 	else
 		msgpack_pack_nil(&pk);
+	if (a == NULL)
+		return 0;
+	pack_key(&pk, "totals");
+	msgpack_pack_array(&pk, 4);
+	msgpack_pack_uint64(&pk, a->recorded);
+	msgpack_pack_uint64(&pk, a->dropped_full);
+	msgpack_pack_uint64(&pk, a->dropped_nested);
+	msgpack_pack_uint64(&pk, a->recycled);
+	return 0;
 }
 
 static void
@@ -385,20 +399,79 @@ accepting(const struct rtprof__session *s)
 }
 
 /*
+ * The per-thread totals of a session (struct rtprof__acct). Context: the
+ * writer thread; a session's acct array is only used by it (collect()
+ * under the lock, write_batch() without). An entry lives from the thread's
+ * first chunk in the session until its counts are final: settled into its
+ * last THREAD frame when it exited and all its chunks are back
+ * (free_exited()), else into the trailer. So the array holds the live
+ * threads and the exited ones whose chunks are still kept, not every
+ * thread a long session has seen.
+ */
+static struct rtprof__acct *
+acct_find(struct rtprof__session *s, const struct rtprof__thread *th)
+{
+	for (uint32_t i = 0; i < s->nacct; i++)
+		if (s->acct[i].th == th)
+			return &s->acct[i];
+	return NULL;
+}
+
+/* @th's entry in @s, created on first use. Return: NULL only when out of
+ * memory (the thread's counts are then missing from the dump). */
+static struct rtprof__acct *
+acct_get(struct rtprof__session *s, const struct rtprof__thread *th)
+{
+	struct rtprof__acct *a = acct_find(s, th);
+
+	if (a != NULL)
+		return a;
+	if (s->nacct == s->cap_acct) {
+		uint32_t ncap = s->cap_acct ? s->cap_acct * 2 : 16;
+		struct rtprof__acct *n = realloc(s->acct, ncap * sizeof(*n));
+
+		if (n == NULL)
+			return NULL;
+		s->acct = n;
+		s->cap_acct = ncap;
+	}
+	a = &s->acct[s->nacct++];
+	memset(a, 0, sizeof(*a));
+	a->th = th;
+	a->tid = th->tid;
+	return a;
+}
+
+/* Remove @a from @s (its counts are written); the array shrinks when it is
+ * mostly empty, so a burst of threads does not pin its peak. */
+static void
+acct_drop(struct rtprof__session *s, struct rtprof__acct *a)
+{
+	*a = s->acct[--s->nacct];
+	if (s->cap_acct > 64 && s->nacct < s->cap_acct / 4) {
+		struct rtprof__acct *n = realloc(s->acct,
+		    (s->cap_acct / 2) * sizeof(*n));
+
+		if (n != NULL) {
+			s->acct = n;
+			s->cap_acct /= 2;
+		}
+	}
+}
+
+/*
  * Records @n of @th that will not reach the sink are not "recorded" in the
  * trailer (docs/wire-format.md: "records written"; a reader compares them
- * with what it decoded). Context: the writer thread; a session's acct array
- * is only used by it (collect() under the lock, write_batch() without).
+ * with what it decoded). Context: the writer thread.
  */
 static void
 unrecord(struct rtprof__session *s, const struct rtprof__thread *th,
     uint32_t n)
 {
-	for (uint32_t i = 0; i < s->nacct; i++)
-		if (s->acct[i].tid == th->tid) {
-			s->acct[i].recorded -= n;
-			return;
-		}
+	struct rtprof__acct *a = acct_find(s, th);
+
+	if (a != NULL)
+		a->recorded -= n;
 }
 
 /* Does @s keep full chunks in its queue (flight recorder, or a stream
@@ -437,7 +510,7 @@ static void
 take_range(const rtprof_lock *lk, struct rtprof__session *s,
     struct rtprof__thread *th, struct rtprof__chunk *k, uint64_t to, int full)
 {
-	struct rtprof__acct *a = rtprof__acct_get(lk, s, th);
+	struct rtprof__acct *a = acct_get(s, th);
 	struct witem *w;
 
 	if (a != NULL)
@@ -595,6 +668,7 @@ recycle_oldest(const rtprof_lock *lk, struct rtprof__session *s)
 	struct rtprof__acct *a;
 	uint32_t n;
 
+	(void)lk;   /* proof of lock: the queue and the owner's counts */
 	if (k == NULL)
 		return NULL;
 	n = word_nrec(rtprof__chunk_snapshot(k)) - word_nrec(k->flushed);
@@ -602,7 +676,7 @@ recycle_oldest(const rtprof_lock *lk, struct rtprof__session *s)
 		s->link_drop_chunks++;
 		s->link_drop_recs += n;
 	}
-	a = rtprof__acct_get(lk, s, k->owner);
+	a = acct_get(s, k->owner);
 	if (a != NULL) {
 		a->recorded -= n;
 		a->recycled += n;
@@ -729,50 +803,53 @@ announce_threads(const rtprof_lock *lk, struct rtprof__session *s)
 				continue;
 			th->announced_gen = s->gen;
 			th->announced_exit = th->exited;
-			add_thread(s, th);
+			add_thread(s, th, NULL);
 		} else if (th->exited && !th->announced_exit) {
 			th->announced_exit = 1;
-			add_thread(s, th);
+			add_thread(s, th, NULL);
 		}
 	}
 }
 
 /*
- * @th's drops in session @s for its trailer: its lifetime drop counters
+ * @th's drops in session @s, into its totals: its lifetime drop counters
  * minus their values when @s started. The DATA headers carry the drops
  * before each chunk too, but not those after the thread's last chunk (no
- * chunk free until it exited, or until the stop).
+ * chunk free until it exited, or until the stop). Once per thread and
+ * session: at its free while the session runs, else at the stop.
+ * Return: its totals, NULL if it is not part of @s (or out of memory).
  * Context: writer thread, lock held.
  */
-static void
-settle_drops(const rtprof_lock *lk, struct rtprof__session *s,
-    struct rtprof__thread *th)
+static struct rtprof__acct *
+settle_drops(struct rtprof__session *s, struct rtprof__thread *th)
 {
 	struct rtprof__acct *a;
 	int mine = th->acct_gen == s->gen;
-	uint64_t full, nested;
 
-	if (th->announced_gen != s->gen ||
-	    (a = rtprof__acct_get(lk, s, th)) == NULL)
-		return;
+	if (th->announced_gen != s->gen || (a = acct_get(s, th)) == NULL)
+		return NULL;
 	/* relaxed: statistics; the owner has exited, or the session has
 	 * stopped and a drop racing with the stop is as late as a record. */
-	full = atomic_load_explicit(&th->dropped_full, memory_order_relaxed) -
-	    (mine ? th->acct_drops_full : 0);
-	nested = atomic_load_explicit(&th->dropped_nested,
+	a->dropped_full = atomic_load_explicit(&th->dropped_full,
+	    memory_order_relaxed) - (mine ? th->acct_drops_full : 0);
+	a->dropped_nested = atomic_load_explicit(&th->dropped_nested,
 	    memory_order_relaxed) - (mine ? th->acct_drops_nested : 0);
-	/* Once per thread and session (at its free while the session runs,
-	 * else at the stop), added: the entry is per tid, and an earlier
-	 * thread with the same tid may have settled into it already. */
-	a->dropped_full += full;
-	a->dropped_nested += nested;
+	return a;
 }
 
+/*
+ * Free the exited threads whose chunks are all back. While their session
+ * runs, their counts are final now: a THREAD frame carries them, and the
+ * session forgets them (the trailer would otherwise list every thread a
+ * long session has seen, and the session's memory grow with them).
+ * Context: writer thread, lock held.
+ */
 static void
 free_exited(const rtprof_lock *lk)
 {
 	struct rtprof__thread *th, *next;
 	struct rtprof__session *s;
+	struct rtprof__acct *a;
 
 	for (th = rtprof__core_get(lk)->threads; th != NULL; th = next) {
 		next = th->next;
@@ -784,7 +861,11 @@ free_exited(const rtprof_lock *lk)
 		if (!accepting(s)) {
 			rtprof__thread_free(lk, th);
 		} else if (th->announced_exit) {
-			settle_drops(lk, s, th);
+			a = settle_drops(s, th);
+			if (a != NULL && add_thread(s, th, a) == 0)
+				acct_drop(s, a);
+			else if (a != NULL)
+				a->th = NULL;   /* kept for the trailer */
 			rtprof__thread_free(lk, th);
 		}
 	}
@@ -845,7 +926,7 @@ collect(const rtprof_lock *lk)
 			flush_kept(s);
 			snapshot_partials(lk, s);
 			for (th = c->threads; th != NULL; th = th->next)
-				settle_drops(lk, s, th);
+				settle_drops(s, th);
 			add_pauses(s);
 			add_values(lk, s, 1);
 			s->phase = RTPROF__SESS_CLOSED;

@@ -123,7 +123,7 @@ for l in lines("stats.txt"):
             s[i] += v[1 + i]
     elif l[0] == "session":
         session = [int(x) for x in l[1:]]
-check, mem, csess, stream = {}, [], None, None
+check, mem, csess, stream, counts = {}, [], None, None, [0, 0]
 for l in lines("check.txt"):
     if l[0] == "tid":
         check[int(l[1])] = [int(x) for x in l[2:]]
@@ -133,6 +133,8 @@ for l in lines("check.txt"):
         csess = [int(x) for x in l[1:]]
     elif l[0] == "stream":
         stream = [float(x) for x in l[1:]]
+    elif l[0] == "counts":
+        counts = [int(x) for x in l[1:]]
 if session is None or csess is None or stream is None:
     fails.append("incomplete output (no session or stream line)")
     session = session or [0] * 6
@@ -157,7 +159,8 @@ for tid, c in check.items():
     if intr and trrec != recs:
         fails.append(f"tid {tid}: trailer recorded {trrec}, decoded {recs}")
     if not intr and recs:
-        fails.append(f"tid {tid}: {recs} records, not in the trailer")
+        fails.append(f"tid {tid}: {recs} records, no counts for it "
+                     "(THREAD totals or trailer)")
     if intr and (dfull > trfull or dnested > trnested):
         fails.append(f"tid {tid}: trailer drops {trfull}/{trnested} < "
                      f"DATA frames' {dfull}/{dnested}")
@@ -231,6 +234,13 @@ print(f"soak: events attempted {attempts}, decoded {decoded}, dropped {dropped},
 print(f"soak: chunks taken {chunks}, DATA frames {dataframes} (status: {written} "
       f"written, {slost} lost), {int(stream[0])} bytes, {int(stream[1])} frames, "
       f"pool {pool} chunks, profiler memory {selfmem} bytes at the end")
+print(f"soak: counts of {counts[0]} exited threads settled in THREAD frames, "
+      f"{counts[1]} trailer entries")
+# An exited thread's counts go out with it: the trailer (and the session's
+# table behind it) holds the threads alive at the stop, not every one seen.
+if counts[1] > 64:
+    fails.append(f"the trailer has {counts[1]} entries (the threads alive at "
+                 "the stop are a handful)")
 for name, r, unit in (("recorder RSS", r_rec, "KiB"), ("reader RSS", r_chk, "KiB"),
                       ("profiler memory", r_self, "B"),
                       ("RSS seen by the sampler", r_srss, "B")):

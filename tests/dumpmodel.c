@@ -89,7 +89,24 @@ on_thread(void *ctx, const struct rtprof_dump_thread *t)
 	th->register_ticks = t->register_ticks;
 	th->has_unregister = t->has_unregister;
 	th->unregister_ticks = t->unregister_ticks;
+	if (t->has_totals) {
+		th->nsettled++;
+		rtprof_dump_counts_add(&th->settled, &t->totals);
+	}
 	return 0;
+}
+
+/* Add @c to the counts of its tid in @v (@n entries, room for one more). */
+static void
+counts_fold(struct rtprof_dump_trailer_thread *v, size_t *n,
+    const struct rtprof_dump_trailer_thread *c)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (v[i].tid == c->tid) {
+			rtprof_dump_counts_add(&v[i], c);
+			return;
+		}
+	v[(*n)++] = *c;
 }
 
 static int
@@ -240,8 +257,20 @@ on_trailer(void *ctx, const struct rtprof_dump_trailer *t)
 		return 0;
 	s->has_trailer = 1;
 	s->trailer = *t;
-	s->tthreads = malloc((t->nthreads + 1) * sizeof(*s->tthreads));
-	memcpy(s->tthreads, t->threads, t->nthreads * sizeof(*s->tthreads));
+	s->trailer_entries = t->nthreads;
+	/* Every thread's counts in one list, as before THREAD totals: the
+	 * trailer's entries in their order, then the settled threads. */
+	s->tthreads = malloc((t->nthreads + s->nthreads + 1) *
+	    sizeof(*s->tthreads));
+	s->trailer.nthreads = 0;
+	for (size_t i = 0; i < t->nthreads; i++)
+		counts_fold(s->tthreads, &s->trailer.nthreads, &t->threads[i]);
+	for (size_t i = 0; i < s->nthreads; i++) {
+		if (s->threads[i].nsettled == 0)
+			continue;
+		counts_fold(s->tthreads, &s->trailer.nthreads,
+		    &s->threads[i].settled);
+	}
 	s->trailer.threads = s->tthreads;
 	return 0;
 }

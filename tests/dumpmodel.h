@@ -30,6 +30,10 @@ struct dm_thread {
 	size_t nrecs, cap;
 	uint64_t drops_full, drops_nested; /* summed from DATA headers */
 	uint64_t data_frames;
+	/* THREAD frames with totals (final counts of an exited thread), and
+	 * their sum. */
+	size_t nsettled;
+	struct rtprof_dump_trailer_thread settled;
 };
 
 struct dm_session {
@@ -59,8 +63,12 @@ struct dm_session {
 	char events[8][32];
 	size_t nevents;
 	int has_trailer;
+	/* The trailer; its threads: every tid's counts, the trailer's
+	 * entries and the THREAD frames' totals added up (trailer_entries:
+	 * how many entries the TRAILER frame itself had). */
 	struct rtprof_dump_trailer trailer;
 	struct rtprof_dump_trailer_thread *tthreads;
+	size_t trailer_entries;
 	uint64_t frames;
 };
 

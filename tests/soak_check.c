@@ -3,16 +3,21 @@
  * entry): decodes a dump from standard input as it streams, in memory that
  * does not grow with the dump, and prints what scripts/soak.sh checks
  * against the recorder's own accounting (tests/soak_rec.c):
- *   tid TID RECORDS DATA_FRAMES CHUNKS DATA_FULL DATA_NESTED IN_TRAILER
+ *   tid TID RECORDS DATA_FRAMES CHUNKS DATA_FULL DATA_NESTED SETTLED
  *       TR_RECORDED TR_FULL TR_NESTED TR_RECYCLED FLAGS
  *     per thread id (a tid reused by a later thread sums both); CHUNKS
  *     counts chunks (DATA parts at record 0), DATA_FRAMES every part;
+ *     SETTLED: 1 when the dump gave the tid's counts (TR_*: from THREAD
+ *     frames' totals and the trailer's entries, added up);
  *   mem SECONDS SELF_BYTES RSS_BYTES
  *     once a second of recording time: the profiler's own memory (VALUES
  *     frames and the sampler's counter 65535) and the process's resident
  *     memory as the sampler read it (counter 65534);
  *   session SESSIONS HAS_TRAILER CHUNKS_LOST LIMIT_REACHED EVENTS GAPS
  *     GAPS: chunk parts out of order or missing (chunk_seq / record_index);
+ *   counts THREAD_TOTALS TRAILER_ENTRIES
+ *     how many THREAD frames carried totals, how many entries the trailer
+ *     had;
  *   stream BYTES FRAMES RECORDS DAMAGE SAMPLES OVERHEAD SECONDS
  * Exit 0 when the dump was read to its end, 1 otherwise.
  */
@@ -26,8 +31,8 @@
 struct tacc {
 	int64_t tid;            /* 0: free */
 	uint64_t records, data_frames, chunks, data_full, data_nested;
-	int in_trailer;
-	uint64_t tr_recorded, tr_full, tr_nested, tr_recycled;
+	int settled;
+	struct rtprof_dump_trailer_thread tr;
 	uint64_t flags;
 	int64_t last_chunk;
 	uint64_t last_end;
@@ -38,6 +43,7 @@ static struct {
 	size_t cap, n;
 	uint64_t sessions, has_trailer, chunks_lost, limit, events, gaps;
 	uint64_t damage, samples, overhead;
+	uint64_t thread_totals, trailer_entries; /* where the counts came */
 	double tps;
 	uint64_t start_ticks, last_ticks;
 	int64_t self_mem, rss;
@@ -107,11 +113,26 @@ on_header(void *c, const struct rtprof_dump_header *h)
 	return 0;
 }
 
+/* A thread's counts, from its last THREAD frame or the trailer: added up
+ * per tid (docs/wire-format.md). */
+static void
+settled_add(const struct rtprof_dump_trailer_thread *c)
+{
+	struct tacc *a = tacc(c->tid);
+
+	a->settled = 1;
+	rtprof_dump_counts_add(&a->tr, c);
+}
+
 static int
 on_thread(void *c, const struct rtprof_dump_thread *t)
 {
 	(void)c;
 	tacc(t->tid)->flags |= t->flags;
+	if (t->has_totals) {
+		D.thread_totals++;
+		settled_add(&t->totals);
+	}
 	return 0;
 }
 
@@ -187,15 +208,9 @@ on_trailer(void *c, const struct rtprof_dump_trailer *t)
 	D.has_trailer++;
 	D.chunks_lost += t->chunks_lost;
 	D.limit += t->limit_reached;
-	for (size_t i = 0; i < t->nthreads; i++) {
-		struct tacc *a = tacc(t->threads[i].tid);
-
-		a->in_trailer = 1;
-		a->tr_recorded += t->threads[i].recorded;
-		a->tr_full += t->threads[i].dropped_full;
-		a->tr_nested += t->threads[i].dropped_nested;
-		a->tr_recycled += t->threads[i].recycled;
-	}
+	D.trailer_entries += t->nthreads;
+	for (size_t i = 0; i < t->nthreads; i++)
+		settled_add(&t->threads[i]);
 	return 0;
 }
 
@@ -232,17 +247,19 @@ main(void)
 		    (unsigned long long)a->data_frames,
 		    (unsigned long long)a->chunks,
 		    (unsigned long long)a->data_full,
-		    (unsigned long long)a->data_nested, a->in_trailer,
-		    (unsigned long long)a->tr_recorded,
-		    (unsigned long long)a->tr_full,
-		    (unsigned long long)a->tr_nested,
-		    (unsigned long long)a->tr_recycled,
+		    (unsigned long long)a->data_nested, a->settled,
+		    (unsigned long long)a->tr.recorded,
+		    (unsigned long long)a->tr.dropped_full,
+		    (unsigned long long)a->tr.dropped_nested,
+		    (unsigned long long)a->tr.recycled,
 		    (unsigned long long)a->flags);
 	}
 	printf("session %llu %llu %llu %llu %llu %llu\n",
 	    (unsigned long long)D.sessions, (unsigned long long)D.has_trailer,
 	    (unsigned long long)D.chunks_lost, (unsigned long long)D.limit,
 	    (unsigned long long)D.events, (unsigned long long)D.gaps);
+	printf("counts %llu %llu\n", (unsigned long long)D.thread_totals,
+	    (unsigned long long)D.trailer_entries);
 	printf("stream %llu %llu %llu %llu %llu %llu %.1f\n",
 	    (unsigned long long)st.bytes, (unsigned long long)st.frames,
 	    (unsigned long long)st.records,

@@ -307,13 +307,18 @@ build_session(struct buf *b, struct layout *lay, uint32_t sid)
 	pk_str(&p, "register_ticks"); msgpack_pack_uint64(k, 1000100);
 	pk_str(&p, "unregister_ticks"); msgpack_pack_nil(k);
 	pk_emit(&p, b, lay, RTPROF_FRAME_THREAD, sid, &seq);
-	msgpack_pack_map(k, 6);
+	msgpack_pack_map(k, 7);
 	pk_str(&p, "extra"); msgpack_pack_true(k);
 	pk_str(&p, "tid"); msgpack_pack_fix_int64(k, 4243);
 	pk_str(&p, "name"); pk_str(&p, "audio");
 	pk_str(&p, "flags"); msgpack_pack_uint8(k, 1);
 	pk_str(&p, "register_ticks"); msgpack_pack_uint64(k, 1000200);
 	pk_str(&p, "unregister_ticks"); msgpack_pack_fix_uint64(k, 1900000);
+	/* Final counts of the exited thread, with a count from the future. */
+	pk_str(&p, "totals"); msgpack_pack_array(k, 5);
+	msgpack_pack_uint64(k, 77); msgpack_pack_uint64(k, 3);
+	msgpack_pack_uint64(k, 2); msgpack_pack_uint64(k, 1);
+	msgpack_pack_uint64(k, 999);
 	pk_emit(&p, b, lay, RTPROF_FRAME_THREAD, sid, &seq);
 
 	/* SCHEMA with one field of each kind */
@@ -508,7 +513,8 @@ static const char session_log[] =
 "frame {I} THREAD\n"
 "thread 4242 main flags=2 reg=1000100 unreg=-\n"
 "frame {I} THREAD\n"
-"thread 4243 audio flags=1 reg=1000200 unreg=1900000\n"
+"thread 4243 audio flags=1 reg=1000200 unreg=1900000 "
+    "totals=4243:77/3/2/1\n"
 "frame {I} SCHEMA\n"
 "schema 1 Load cat=4 display=3 tooltip=Load {marker.data.a} table=(nil) "
     "chart=Load fields=[a/A/integer/1,b/B/bytes/2,c/C/percentage/3,"
@@ -671,9 +677,15 @@ cb_thread(void *ctx, const struct rtprof_dump_thread *t)
 	logf_(l, "thread %" PRId64 " %s flags=%" PRIu64 " reg=%" PRIu64,
 	    t->tid, t->name, t->flags, t->register_ticks);
 	if (t->has_unregister)
-		logf_(l, " unreg=%" PRIu64 "\n", t->unregister_ticks);
+		logf_(l, " unreg=%" PRIu64, t->unregister_ticks);
 	else
-		logf_(l, " unreg=-\n");
+		logf_(l, " unreg=-");
+	if (t->has_totals)
+		logf_(l, " totals=%" PRId64 ":%" PRIu64 "/%" PRIu64 "/%" PRIu64
+		    "/%" PRIu64, t->totals.tid, t->totals.recorded,
+		    t->totals.dropped_full, t->totals.dropped_nested,
+		    t->totals.recycled);
+	logf_(l, "\n");
 	return l->abort_on_thread;
 }
 
@@ -1415,6 +1427,10 @@ test_hostile(void)
 		/* THREAD whose name is an integer */
 		{ RTPROF_FRAME_THREAD, "\x82\xa3tid\x01\xa4name\x07", 12,
 		  RTPROF_DAMAGE_BAD_PAYLOAD, "string expected" },
+		/* THREAD whose totals hold 3 counts */
+		{ RTPROF_FRAME_THREAD, "\x82\xa3tid\x01\xa6totals\x93\x01"
+		  "\x02\x03", 17, RTPROF_DAMAGE_BAD_PAYLOAD,
+		  "array too short" },
 		/* THREAD without tid */
 		{ RTPROF_FRAME_THREAD, "\x81\xa4name\xa1x", 8,
 		  RTPROF_DAMAGE_BAD_PAYLOAD, "THREAD without tid" },

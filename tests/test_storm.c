@@ -340,9 +340,10 @@ struct tacc {
 	uint64_t data_full, data_nested;
 	int64_t last_chunk;     /* last DATA part: chunk_seq */
 	uint64_t last_rec_end;  /* and its record_index + nrec */
-	int in_trailer;
+	int in_trailer;         /* counts given: THREAD totals or trailer */
 	uint64_t tr_recorded, tr_full, tr_nested, tr_recycled;
 	int has_thread, has_exit;
+	int settled_by_thread;  /* a THREAD frame with totals came */
 	uint64_t flags;
 };
 
@@ -354,6 +355,7 @@ struct csess {
 	uint64_t start_ticks, stop_ticks, close_ticks;
 	uint64_t max_ts;
 	int has_header, has_values, has_trailer;
+	uint64_t thread_totals, trailer_entries; /* where the counts came */
 	uint64_t chunks_lost, nevents;
 	int limit_reached;
 	struct tacc *t;
@@ -486,6 +488,18 @@ worker_of_name(const char *name)
 	return workers[id];
 }
 
+/* A thread's counts, from its last THREAD frame or the trailer: added up,
+ * as a tid's counts may come in several parts (docs/wire-format.md). */
+static void
+settled_add(struct tacc *a, const struct rtprof_dump_trailer_thread *n)
+{
+	a->in_trailer = 1;
+	a->tr_recorded += n->recorded;
+	a->tr_full += n->dropped_full;
+	a->tr_nested += n->dropped_nested;
+	a->tr_recycled += n->recycled;
+}
+
 static int
 ck_thread(void *ctx, const struct rtprof_dump_thread *t)
 {
@@ -496,6 +510,14 @@ ck_thread(void *ctx, const struct rtprof_dump_thread *t)
 	a->has_thread = 1;
 	a->flags = t->flags;
 	a->has_exit |= t->has_unregister;
+	if (t->has_totals) {
+		/* Final counts: of an exited thread, once. */
+		RTPROF_CHECK(t->has_unregister);
+		RTPROF_CHECK(!a->settled_by_thread);
+		a->settled_by_thread = 1;
+		c->cur->thread_totals++;
+		settled_add(a, &t->totals);
+	}
 	if (t->flags & RTPROF_THREAD_SAMPLER) {
 		RTPROF_CHECK(c->cur->sampler_tid == 0 || c->cur->sampler_tid == t->tid);
 		c->cur->sampler_tid = t->tid;
@@ -682,16 +704,9 @@ ck_trailer(void *ctx, const struct rtprof_dump_trailer *t)
 	s->stop_ticks = t->stop_ticks;
 	s->chunks_lost = t->chunks_lost;
 	s->limit_reached = t->limit_reached;
-	for (size_t i = 0; i < t->nthreads; i++) {
-		struct tacc *a = tacc_get(s, t->threads[i].tid, 1);
-
-		RTPROF_CHECK(!a->in_trailer);
-		a->in_trailer = 1;
-		a->tr_recorded = t->threads[i].recorded;
-		a->tr_full = t->threads[i].dropped_full;
-		a->tr_nested = t->threads[i].dropped_nested;
-		a->tr_recycled = t->threads[i].recycled;
-	}
+	s->trailer_entries = t->nthreads;
+	for (size_t i = 0; i < t->nthreads; i++)
+		settled_add(tacc_get(s, t->threads[i].tid, 1), &t->threads[i]);
 	return 0;
 }
 
@@ -1046,11 +1061,18 @@ run_threads(int argc, char **argv)
 			RTPROF_CHECK(tacc_get(&expect, a->tid, 0) != NULL);
 	}
 	RTPROF_CHECK_EQ(dump_drops, full + nested);
+	/* An exited thread's counts go out in its last THREAD frame once its
+	 * chunks are back, and the session forgets it: the trailer lists at
+	 * most the last window of threads (they exit just before the stop),
+	 * not all n. */
+	RTPROF_CHECK_LE(c.s[0].trailer_entries, window + 8);
+	RTPROF_CHECK_GE(c.s[0].thread_totals + window, n);
 	t_check = mono_ns();
 	printf("test_storm threads: OK seed=%llu threads=%u (window %u, tids %llu) "
 	    "attempts=%llu recorded=%llu dropped_full=%llu dropped_nested=%llu "
 	    "| threads with records %llu, without %llu; drops in the trailer %llu, "
-	    "not in a trailer %llu | samples=%llu same=%llu overhead=%llu "
+	    "not in a trailer %llu; counts in THREAD frames %llu, trailer "
+	    "entries %llu | samples=%llu same=%llu overhead=%llu "
 	    "records=%llu bytes=%llu | %.1f s recording, %.1f s checking\n",
 	    (unsigned long long)base_seed, n, window, (unsigned long long)tids,
 	    (unsigned long long)attempts, (unsigned long long)committed,
@@ -1058,6 +1080,8 @@ run_threads(int argc, char **argv)
 	    (unsigned long long)in_dump, (unsigned long long)no_data,
 	    (unsigned long long)dump_drops,
 	    (unsigned long long)(full + nested - dump_drops),
+	    (unsigned long long)c.s[0].thread_totals,
+	    (unsigned long long)c.s[0].trailer_entries,
 	    (unsigned long long)tot.samples, (unsigned long long)tot.sames,
 	    (unsigned long long)tot.overheads, (unsigned long long)tot.records,
 	    (unsigned long long)tot.bytes, (double)(t_rec - t0) / 1e9,

@@ -57,7 +57,7 @@ struct thr {
 	uint64_t data_frames;
 	uint64_t dropped_full;
 	uint64_t dropped_nested;
-	bool in_trailer;
+	bool settled;           /* counts from THREAD totals or the trailer */
 	struct rtprof_dump_trailer_thread tr;
 };
 
@@ -457,6 +457,15 @@ on_modules(void *ctx, const struct rtprof_dump_module *m, size_t n)
 	return 0;
 }
 
+/* A thread's counts, from its last THREAD frame or the trailer: added up,
+ * as a tid's counts may come in several parts (docs/wire-format.md). */
+static void
+settled_add(struct thr *th, const struct rtprof_dump_trailer_thread *c)
+{
+	th->settled = true;
+	rtprof_dump_counts_add(&th->tr, c);
+}
+
 static int
 on_thread(void *ctx, const struct rtprof_dump_thread *t)
 {
@@ -469,6 +478,11 @@ on_thread(void *ctx, const struct rtprof_dump_thread *t)
 		    t->register_ticks);
 		if (t->has_unregister)
 			printf(" unregistered %" PRIu64, t->unregister_ticks);
+		if (t->has_totals)
+			printf(" totals recorded %" PRIu64 " dropped full %"
+			    PRIu64 " nested %" PRIu64 " recycled %" PRIu64,
+			    t->totals.recorded, t->totals.dropped_full,
+			    t->totals.dropped_nested, t->totals.recycled);
 		printf("\n");
 	}
 	if (th == NULL)
@@ -480,6 +494,8 @@ on_thread(void *ctx, const struct rtprof_dump_thread *t)
 	th->reg = t->register_ticks;
 	th->has_unreg = t->has_unregister;
 	th->unreg = t->unregister_ticks;
+	if (t->has_totals)
+		settled_add(th, &t->totals);
 	return 0;
 }
 
@@ -706,10 +722,8 @@ on_trailer(void *ctx, const struct rtprof_dump_trailer *t)
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct thr *th = thr_get(in, in->cur_sidx, t->threads[i].tid);
 
-		if (th != NULL) {
-			th->in_trailer = true;
-			th->tr = t->threads[i];
-		}
+		if (th != NULL)
+			settled_add(th, &t->threads[i]);
 	}
 	return 0;
 }
@@ -903,14 +917,14 @@ print_session(struct insp *in, const struct sess *s, struct thr **thr,
 			    s->start_ticks) * 1e9 / (double)(s->tr.stop_mono_ns -
 			    s->start_mono_ns), s->tps);
 		for (size_t i = 0; i < nthr; i++)
-			if (thr[i]->in_trailer)
+			if (thr[i]->settled)
 				print_trailer_check(in, s, thr[i]);
 		for (size_t i = 0; i < nthr; i++) {
-			if (thr[i]->in_trailer || thr[i]->decoded == 0)
+			if (thr[i]->settled || thr[i]->decoded == 0)
 				continue;
 			printf("    tid %" PRId64 ": decoded %" PRIu64 ", "
-			    "MISMATCH, not in the trailer\n", thr[i]->tid,
-			    thr[i]->decoded);
+			    "MISMATCH, no counts for it (THREAD totals or "
+			    "trailer)\n", thr[i]->tid, thr[i]->decoded);
 			in->mismatches++;
 		}
 	}
