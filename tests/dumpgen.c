@@ -531,20 +531,15 @@ dg_modules(struct dg *g, const struct dg_module *m, size_t n)
 	return pk_frame(g, RTPROF_FRAME_MODULES);
 }
 
-int
-dg_thread(struct dg *g, int64_t tid, const char *name, unsigned flags,
-    uint64_t register_ticks, uint64_t unregister_ticks)
+/* A THREAD frame; with @settled, its totals (writer.c add_thread()). */
+static int
+thread_frame(struct dg *g, int64_t tid, const char *name, unsigned flags,
+    uint64_t register_ticks, uint64_t unregister_ticks,
+    const struct dg_thr *settled)
 {
-	msgpack_packer *pk;
+	msgpack_packer *pk = pk_start(g);
 
-	if (g->err != 0)
-		return g->err;
-	/* Listed in the trailer even without records, as the recorder's
-	 * per-session accounts. */
-	if (g->in_session && thr_get(g, tid) == NULL)
-		return -ENOMEM;
-	pk = pk_start(g);
-	msgpack_pack_map(pk, 5);
+	msgpack_pack_map(pk, settled != NULL ? 6 : 5);
 	pack_str(pk, "tid");
 	msgpack_pack_int64(pk, tid);
 	pack_str(pk, "name");
@@ -558,7 +553,54 @@ dg_thread(struct dg *g, int64_t tid, const char *name, unsigned flags,
 		msgpack_pack_uint64(pk, unregister_ticks);
 	else
 		msgpack_pack_nil(pk);
+	if (settled != NULL) {
+		pack_str(pk, "totals");
+		msgpack_pack_array(pk, 4);
+		msgpack_pack_uint64(pk, settled->recorded);
+		msgpack_pack_uint64(pk, 0);
+		msgpack_pack_uint64(pk, 0);
+		msgpack_pack_uint64(pk, 0);
+	}
 	return pk_frame(g, RTPROF_FRAME_THREAD);
+}
+
+int
+dg_thread(struct dg *g, int64_t tid, const char *name, unsigned flags,
+    uint64_t register_ticks, uint64_t unregister_ticks)
+{
+	if (g->err != 0)
+		return g->err;
+	/* Listed in the trailer even without records, as the recorder's
+	 * per-session accounts. */
+	if (g->in_session && thr_get(g, tid) == NULL)
+		return -ENOMEM;
+	return thread_frame(g, tid, name, flags, register_ticks,
+	    unregister_ticks, NULL);
+}
+
+int
+dg_thread_settle(struct dg *g, int64_t tid, const char *name, unsigned flags,
+    uint64_t register_ticks, uint64_t unregister_ticks)
+{
+	struct dg_thr *t;
+	size_t i;
+	int rc;
+
+	if (g->err != 0)
+		return g->err;
+	if (!g->in_session || (t = thr_get(g, tid)) == NULL)
+		return -EINVAL;
+	if ((rc = thr_flush(g, t)) != 0)
+		return rc;
+	if ((rc = thread_frame(g, tid, name, flags, register_ticks,
+	    unregister_ticks, t)) != 0)
+		return rc;
+	i = (size_t)(t - g->thr);
+	free(t->buf);
+	memmove(&g->thr[i], &g->thr[i + 1], (g->nthr - i - 1) * sizeof(*t));
+	g->nthr--;
+	g->last_thr = 0;
+	return 0;
 }
 
 int

@@ -89,6 +89,12 @@ int dg_modules(struct dg *g, const struct dg_module *m, size_t n);
 /* flags: bit 0 RT, bit 1 main, bit 2 sampler. @unregister_ticks 0: alive. */
 int dg_thread(struct dg *g, int64_t tid, const char *name, unsigned flags,
     uint64_t register_ticks, uint64_t unregister_ticks);
+/* An exited thread's last THREAD frame, after its pending DATA frame: its
+ * totals (records so far; no drops), and the trailer leaves it out (as
+ * the recorder, once the thread's chunks are back). A later record of
+ * @tid starts new counts. -EINVAL outside a session. */
+int dg_thread_settle(struct dg *g, int64_t tid, const char *name,
+    unsigned flags, uint64_t register_ticks, uint64_t unregister_ticks);
 /* Declare the static string @ref (any nonzero id) with @text. */
 int dg_string(struct dg *g, uint64_t ref, const char *text);
 int dg_schema(struct dg *g, unsigned id, const char *name, unsigned category,

@@ -16,9 +16,10 @@
  *                        file and checks its clean --info says 0 and 0.
  *   sampler-two.rtprof   two sessions of the same pid (the second a
  *                        flight recorder with an EVENT and a thread that
- *                        unregistered), both sampled; drops at the source
- *                        in both (main: 3 full + 1 nested in a DATA
- *                        header of each session).
+ *                        unregistered, its counts settled in its last
+ *                        THREAD frame's totals), both sampled; drops at
+ *                        the source in both (main: 3 full + 1 nested in
+ *                        a DATA header of each session).
  *   sampler-one-*.damaged  sampler-one damaged one way each, so that the
  *                        fuzzers start from every kind of damage the
  *                        reader handles (not *.rtprof: tests/test_gecko.sh
@@ -135,7 +136,7 @@ preamble(struct dg *g, uint32_t session, uint64_t gen, uint64_t t0,
 	CHECK(dg_thread(g, T_MAIN, "main", 2, t0, 0));
 	CHECK(dg_thread(g, T_AUDIO, "audio", 1, t0 + 10 * US, 0));
 	CHECK(dg_thread(g, T_WORK, "worker", 0, t0 + 20 * US,
-	    gen == 2 ? t0 + 3 * MS : 0));
+	    gen == 2 ? t0 + 800 * US : 0));
 	return dg_thread(g, T_SAMPLER, "rtprof-sampler", 4, t0, 0);
 }
 
@@ -253,6 +254,8 @@ write_two(struct dg *g)
 	CHECK(preamble(g, 0x5eed0003u, 2, t1, "flight"));
 	CHECK(dg_event(g, t1 + 50 * US, "sink_error", -32, "Broken pipe", 0));
 	CHECK(body(g, t1 + 100 * US, 5, 1, 3));
+	CHECK(dg_thread_settle(g, T_WORK, "worker", 0, t1 + 20 * US,
+	    t1 + 800 * US));
 	CHECK(dg_values(g, t1 + MS, ids, v, 1));
 	return dg_trailer(g, t1 + MS, (int64_t)(t1 + MS));
 }
