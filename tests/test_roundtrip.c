@@ -7,6 +7,7 @@
  * recycling, pause, two sessions in one stream, a thread that exits.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -393,6 +394,7 @@ test_two_sessions(void)
 }
 
 static pid_t exited_tid;
+static struct rtprof_thread_stats exited_st;
 
 static void *
 short_lived(void *arg)
@@ -403,11 +405,43 @@ short_lived(void *arg)
 	exited_tid = gettid();
 	for (int i = 0; i < 1000; i++)
 		seq_mark((uint64_t)i);
+	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&exited_st), 0);
 	return NULL; /* unregisters itself at exit */
 }
 
+/*
+ * Wait (up to 10 s) until the dump in @fd settles @tid's counts in a
+ * THREAD frame: the writer does it once the exited thread's chunks are all
+ * back. Read through a file description of its own (the writer appends at
+ * the shared offset of @fd).
+ */
+static void
+wait_settled(int fd, pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	for (int i = 0; i < 1000; i++) {
+		int rfd = open(path, O_RDONLY | O_CLOEXEC);
+		struct dm m;
+		size_t n;
+
+		RTPROF_CHECK(rfd >= 0);
+		dm_load_fd(&m, rfd);    /* a frame may be half written */
+		close(rfd);
+		n = m.nsessions ? dm_thread(&m.sessions[m.nsessions - 1],
+		    tid)->nsettled : 0;
+		dm_free(&m);
+		if (n != 0)
+			return;
+		usleep(10000);
+	}
+	RTPROF_CHECK(!"the exited thread's counts were never settled");
+}
+
 /* A thread that exits during the session keeps its data and its
- * unregister time. */
+ * unregister time; its counts go out in a THREAD frame once its chunks
+ * are written, and the trailer does not list it. */
 static void
 test_exited_thread(void)
 {
@@ -419,7 +453,7 @@ test_exited_thread(void)
 	start(fd, RTPROF_MODE_STREAM, 0, 0);
 	pthread_create(&t, NULL, short_lived, NULL);
 	pthread_join(t, NULL);
-	usleep(50000); /* several writer rounds after the exit */
+	wait_settled(fd, exited_tid);
 	seq_mark(5);
 	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
 	load(&m, fd);
@@ -429,6 +463,52 @@ test_exited_thread(void)
 	RTPROF_CHECK_GT(th->unregister_ticks, th->register_ticks);
 	check_sequence(th, 0, 1000);
 	RTPROF_CHECK_LE(th->recs[999].v.t0, th->unregister_ticks);
+	RTPROF_CHECK_EQ(th->nsettled, 1);
+	RTPROF_CHECK_EQ(th->settled.recorded, 1000);
+	RTPROF_CHECK_EQ(th->settled.dropped_full, 0);
+	RTPROF_CHECK_EQ(th->settled.recycled, 0);
+	RTPROF_CHECK_EQ(m.sessions[0].trailer_entries, 1);   /* main */
+	RTPROF_CHECK_EQ(m.sessions[0].trailer.threads[0].tid, self_tid());
+	dm_free(&m);
+	close(fd);
+}
+
+/*
+ * Flight recorder: a thread that exits while its chunks are kept stays in
+ * the session's accounts until they are recycled for newer data; then its
+ * THREAD frame says all of its records were recycled, none recorded.
+ */
+static void
+test_flight_exited_thread(void)
+{
+	int fd = new_dump();
+	struct dm m;
+	struct dm_thread *th;
+	pthread_t t;
+	uint64_t i = 0;
+
+	start(fd, RTPROF_MODE_FLIGHT_RECORDER, 4096, 16 * 4096 + 16 * 256);
+	pthread_create(&t, NULL, short_lived, NULL);
+	pthread_join(t, NULL);
+	/* The main thread's records push the exited thread's chunks out. */
+	for (; i < 20000; i++) {
+		seq_mark(i);
+		if (i % 250 == 0)
+			usleep(3000);
+	}
+	wait_settled(fd, exited_tid);
+	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
+	load(&m, fd);
+	th = dm_thread(&m.sessions[0], exited_tid);
+	RTPROF_CHECK(th->has_unregister);
+	RTPROF_CHECK_EQ(th->nrecs, 0);
+	RTPROF_CHECK_EQ(th->nsettled, 1);
+	RTPROF_CHECK_EQ(th->settled.recorded, 0);
+	RTPROF_CHECK_GT(th->settled.recycled, 0);
+	/* Its drops were final when it exited; the recycling came later. */
+	RTPROF_CHECK_EQ(th->settled.dropped_full, exited_st.dropped_full);
+	RTPROF_CHECK_EQ(th->settled.recycled + th->settled.dropped_full, 1000);
+	RTPROF_CHECK_EQ(m.sessions[0].trailer_entries, 1);   /* main */
 	dm_free(&m);
 	close(fd);
 }
@@ -463,6 +543,7 @@ main(void)
 	test_pause();
 	test_two_sessions();
 	test_exited_thread();
+	test_flight_exited_thread();
 	puts("test_roundtrip: ok");
 	return 0;
 }
