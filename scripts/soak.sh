@@ -27,12 +27,15 @@
 #   - every event and chunk is accounted for: per thread id, records
 #     decoded == attempts - dropped - outside - late - recycled (from the
 #     recorder's rtprof_thread_stats_get() lines), chunks in the dump ==
-#     chunks taken (stats), the trailer's `recorded` == records decoded and
-#     its drops == the threads' drops (>= the DATA frames', which miss the
-#     drops after a thread's last chunk); the session status: chunks
-#     written == DATA frames in the dump, bytes written == bytes read, no
-#     chunk lost, no sink error; the dump whole (a trailer, no damage, no
-#     chunk part missing or repeated, no EVENT).
+#     chunks taken (stats), the dump's counts (exited threads' THREAD
+#     frame totals and the trailer's entries, added up per tid):
+#     `recorded` == records decoded and drops == the threads' drops (>=
+#     the DATA frames', which miss the drops after a thread's last chunk);
+#     the session status: chunks written == DATA frames in the dump, bytes
+#     written == bytes read, no chunk lost, no sink error; the dump whole
+#     (a trailer, no damage, no chunk part missing or repeated, no EVENT);
+#   - the trailer has at most 64 entries (exited threads are settled in
+#     their THREAD frames: the recorder keeps no table of every thread).
 # Prints the figures and "soak: OK", or what failed (exit 1). Everything
 # (the samples, both programs' output) stays in DIR/soak/.
 set -eu
