@@ -1291,6 +1291,8 @@ frame_trailer(struct dec *d, const msgpack_object *o)
 			t.limit_reached = obj_bool(d, v);
 		else if (key_is(k, "threads"))
 			dec_trailer_threads(d, v, &t);
+		else if (key_is(k, "threads_omitted"))
+			t.threads_omitted = obj_u64(d, v);
 	}
 	if (d->bad || d->err || cb->on_trailer == NULL)
 		return 0;

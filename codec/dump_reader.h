@@ -192,6 +192,8 @@ struct rtprof_dump_trailer {
 	 * repeat when it was reused. */
 	size_t nthreads;
 	const struct rtprof_dump_trailer_thread *threads;
+	/* Entries left out: the size cap left no room for them. */
+	uint64_t threads_omitted;
 };
 
 enum rtprof_damage_kind {

@@ -968,6 +968,7 @@ struct gsess {
 	uint64_t stop_ticks;
 	int64_t stop_mono_ns;
 	uint64_t tr_chunks_lost;
+	uint64_t tr_threads_omitted;    /* counts the size cap left out */
 	bool tr_limit_reached;
 
 	struct gmodule *mod;
@@ -2208,6 +2209,7 @@ on_trailer(void *ctx, const struct rtprof_dump_trailer *t)
 	g->stop_ticks = t->stop_ticks;
 	g->stop_mono_ns = t->stop_mono_ns;
 	g->tr_chunks_lost = t->chunks_lost;
+	g->tr_threads_omitted = t->threads_omitted;
 	g->tr_limit_reached = t->limit_reached;
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct gthread *th = thread_get(g, t->threads[i].tid);
@@ -3362,6 +3364,10 @@ write_gathering_log(struct gsess *g, struct json *j)
 	if (g->have_trailer) {
 		json_key(j, "chunksLost");
 		json_u64(j, g->tr_chunks_lost);
+		if (g->tr_threads_omitted != 0) {
+			json_key(j, "threadCountsOmitted");
+			json_u64(j, g->tr_threads_omitted);
+		}
 		json_key(j, "limitReached");
 		json_bool(j, g->tr_limit_reached);
 	}
@@ -4802,6 +4808,10 @@ print_session(const struct gsess *g, FILE *out)
 		if (g->have_trailer)
 			fprintf(out, " (stop at %.3f ms)",
 			    gecko_ms(g, g->stop_ticks));
+		if (g->tr_threads_omitted != 0)
+			fprintf(out, "; the size cap left the counts of %"
+			    PRIu64 " thread(s) out of it",
+			    g->tr_threads_omitted);
 		fprintf(out, "\n");
 	}
 	fprintf(out, "%zu thread(s):\n", g->nth);

@@ -58,6 +58,10 @@ struct witem {
 	int release;                 /* chunk goes back to the pool */
 	struct rtprof__thread *th;   /* W_DATA: owner, for chunks_alive */
 	msgpack_sbuffer buf;         /* W_FRAME payload */
+	/* A THREAD frame that settles a thread's counts (free_exited()):
+	 * if it is not written (size cap), they go back to the trailer. */
+	int settles;
+	struct rtprof__acct settled;
 };
 
 struct batch {
@@ -205,9 +209,10 @@ add_thread(struct rtprof__session *s, const struct rtprof__thread *th,
     const struct rtprof__acct *a)
 {
 	msgpack_packer pk;
+	struct witem *w = frame_add(s, RTPROF_FRAME_THREAD, &pk);
 
-	if (frame_add(s, RTPROF_FRAME_THREAD, &pk) == NULL)
-		return -1;   /* out of memory: counted by the reader's checks */
+	if (w == NULL)
+		return -1;   /* out of memory */
 	msgpack_pack_map(&pk, a != NULL ? 6 : 5);
 	pack_key(&pk, "tid");
 	msgpack_pack_int32(&pk, th->tid);
@@ -224,6 +229,9 @@ add_thread(struct rtprof__session *s, const struct rtprof__thread *th,
 		msgpack_pack_nil(&pk);
 	if (a == NULL)
 		return 0;
+	w->settles = 1;
+	w->settled = *a;
+	w->settled.th = NULL;   /* the thread is freed before the write */
 	pack_key(&pk, "totals");
 	msgpack_pack_array(&pk, 4);
 	msgpack_pack_uint64(&pk, a->recorded);
@@ -417,6 +425,23 @@ acct_find(struct rtprof__session *s, const struct rtprof__thread *th)
 	return NULL;
 }
 
+/* Room for one more entry in @s. Return: 0, -1 when out of memory. */
+static int
+acct_reserve(struct rtprof__session *s)
+{
+	uint32_t ncap = s->cap_acct ? s->cap_acct * 2 : 16;
+	struct rtprof__acct *n;
+
+	if (s->nacct < s->cap_acct)
+		return 0;
+	n = realloc(s->acct, ncap * sizeof(*n));
+	if (n == NULL)
+		return -1;
+	s->acct = n;
+	s->cap_acct = ncap;
+	return 0;
+}
+
 /* @th's entry in @s, created on first use. Return: NULL only when out of
  * memory (the thread's counts are then missing from the dump). */
 static struct rtprof__acct *
@@ -426,15 +451,8 @@ acct_get(struct rtprof__session *s, const struct rtprof__thread *th)
 
 	if (a != NULL)
 		return a;
-	if (s->nacct == s->cap_acct) {
-		uint32_t ncap = s->cap_acct ? s->cap_acct * 2 : 16;
-		struct rtprof__acct *n = realloc(s->acct, ncap * sizeof(*n));
-
-		if (n == NULL)
-			return NULL;
-		s->acct = n;
-		s->cap_acct = ncap;
-	}
+	if (acct_reserve(s) != 0)
+		return NULL;
 	a = &s->acct[s->nacct++];
 	memset(a, 0, sizeof(*a));
 	a->th = th;
@@ -1165,12 +1183,12 @@ write_frame(struct rtprof__session *s, uint8_t kind, const struct iovec *payload
 	return 0;
 }
 
-static void
+static int
 write_buf(struct rtprof__session *s, uint8_t kind, const msgpack_sbuffer *b)
 {
 	struct iovec v = { b->data, b->size };
 
-	write_frame(s, kind, &v, 1);
+	return write_frame(s, kind, &v, 1);
 }
 
 static void
@@ -1307,15 +1325,42 @@ write_data(struct witem *w)
 	}
 }
 
+/* Pack @a as a trailer entry [tid, recorded, full, nested, recycled]. */
+static void
+pack_acct(msgpack_packer *pk, const struct rtprof__acct *a)
+{
+	msgpack_pack_array(pk, 5);
+	msgpack_pack_int32(pk, a->tid);
+	msgpack_pack_uint64(pk, a->recorded);
+	msgpack_pack_uint64(pk, a->dropped_full);
+	msgpack_pack_uint64(pk, a->dropped_nested);
+	msgpack_pack_uint64(pk, a->recycled);
+}
+
+/*
+ * The TRAILER. Under a size cap it may not have room for every thread's
+ * counts: threads that came and went after the cap have entries that no
+ * reserve foresaw (trailer_reserve() counts the entries at the time of each
+ * frame). Then it lists those it can, the threads with records in the dump
+ * first, and says how many it left out (`threads_omitted`), rather than
+ * not fitting at all. Context: writer thread, lock NOT held.
+ */
 static void
 write_trailer(struct rtprof__session *s)
 {
-	msgpack_sbuffer b;
+	/* The map header, "threads_omitted" and "threads" keys, their values'
+	 * headers: at most 1 + 16 + 5 + 8 + 5 bytes. */
+	const size_t slack = 40;
+	msgpack_sbuffer b, f, e;
 	msgpack_packer pk;
+	uint64_t room = UINT64_MAX;
+	uint32_t n = 0;
 
-	msgpack_sbuffer_init(&b);
-	msgpack_packer_init(&pk, &b, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 8);
+	if (s->set.max_bytes != 0)
+		room = s->set.max_bytes > s->bytes + RTPROF_FRAME_OVERHEAD ?
+		    s->set.max_bytes - s->bytes - RTPROF_FRAME_OVERHEAD : 0;
+	msgpack_sbuffer_init(&f);
+	msgpack_packer_init(&pk, &f, msgpack_sbuffer_write);
 	pack_key(&pk, "stop_ticks");
 	msgpack_pack_uint64(&pk, s->stop_ticks);
 	pack_key(&pk, "stop_mono_ns");
@@ -1333,20 +1378,54 @@ write_trailer(struct rtprof__session *s)
 		msgpack_pack_true(&pk);
 	else
 		msgpack_pack_false(&pk);
-	pack_key(&pk, "threads");
-	msgpack_pack_array(&pk, s->nacct);
-	for (uint32_t i = 0; i < s->nacct; i++) {
-		const struct rtprof__acct *a = &s->acct[i];
 
-		msgpack_pack_array(&pk, 5);
-		msgpack_pack_int32(&pk, a->tid);
-		msgpack_pack_uint64(&pk, a->recorded);
-		msgpack_pack_uint64(&pk, a->dropped_full);
-		msgpack_pack_uint64(&pk, a->dropped_nested);
-		msgpack_pack_uint64(&pk, a->recycled);
+	msgpack_sbuffer_init(&e);
+	msgpack_packer_init(&pk, &e, msgpack_sbuffer_write);
+	for (int with_records = 1; with_records >= 0; with_records--) {
+		for (uint32_t i = 0; i < s->nacct; i++) {
+			size_t before = e.size;
+
+			if ((s->acct[i].recorded != 0) != with_records)
+				continue;
+			pack_acct(&pk, &s->acct[i]);
+			if (f.size + slack + e.size > room) {
+				e.size = before;
+				with_records = -1;
+				break;
+			}
+			n++;
+		}
 	}
+
+	msgpack_sbuffer_init(&b);
+	msgpack_packer_init(&pk, &b, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, n < s->nacct ? 9 : 8);
+	msgpack_sbuffer_write(&b, f.data, f.size);
+	if (n < s->nacct) {
+		pack_key(&pk, "threads_omitted");
+		msgpack_pack_uint32(&pk, s->nacct - n);
+	}
+	pack_key(&pk, "threads");
+	msgpack_pack_array(&pk, n);
+	if (e.size != 0)
+		msgpack_sbuffer_write(&b, e.data, e.size);
 	write_buf(s, RTPROF_FRAME_TRAILER, &b);
 	msgpack_sbuffer_destroy(&b);
+	msgpack_sbuffer_destroy(&e);
+	msgpack_sbuffer_destroy(&f);
+}
+
+/*
+ * A THREAD frame that settled @a's counts was not written (the size cap;
+ * or a sink error, after which the trailer is lost too): the trailer
+ * lists them instead. Context: writer thread, lock NOT held (the acct
+ * array is the writer's own).
+ */
+static void
+unsettle(struct rtprof__session *s, const struct rtprof__acct *a)
+{
+	if (acct_reserve(s) == 0)       /* else out of memory: lost */
+		s->acct[s->nacct++] = *a;
 }
 
 /* Context: writer thread, lock NOT held. */
@@ -1358,7 +1437,9 @@ write_batch(void)
 
 		switch (w->kind) {
 		case W_FRAME:
-			write_buf(w->s, w->frame, &w->buf);
+			if (write_buf(w->s, w->frame, &w->buf) != 0 &&
+			    w->settles)
+				unsettle(w->s, &w->settled);
 			break;
 		case W_DATA:
 			write_data(w);

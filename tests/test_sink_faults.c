@@ -1212,6 +1212,27 @@ case_slow_progress(void)
 	RTPROF_CHECK_EQ(rc, 0);
 }
 
+/* A thread that records a little and exits (case_max_bytes). */
+struct late {
+	int tid;
+	struct rtprof_thread_stats st;
+};
+
+static void *
+late_main(void *arg)
+{
+	struct late *l = arg;
+
+	RTPROF_CHECK_EQ(rtprof_thread_register("late", 0), 0);
+	l->tid = (int)syscall(SYS_gettid);
+	for (int i = 0; i < 10; i++)
+		rtprof_mark("sink.late", RTPROF_CAT_OTHER);
+	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&l->st), 0);
+	return NULL;
+}
+
+#define LATE_THREADS 300
+
 static void
 case_max_bytes(void)
 {
@@ -1224,6 +1245,8 @@ case_max_bytes(void)
 	const struct rtprof_dump_trailer_thread *tt;
 	struct stat sb;
 	struct dm m;
+	static struct late late[LATE_THREADS];
+	int no_counts = 0;
 	int fd = mkstemp(path);
 
 	RTPROF_CHECK(fd >= 0);
@@ -1249,6 +1272,15 @@ case_max_bytes(void)
 	RTPROF_CHECK_GT(st.chunks_lost, 0);
 	RTPROF_CHECK_EQ(st.sink_error, 0);
 	RTPROF_CHECK_LE(st.bytes_written, s.max_bytes);
+	/* Threads that come and go after the cap: soon their THREAD frames
+	 * no longer fit either, and the counts those frames would settle go
+	 * back to the trailer. */
+	for (int k = 0; k < LATE_THREADS; k++) {
+		pthread_t t;
+
+		RTPROF_CHECK_EQ(pthread_create(&t, NULL, late_main, &late[k]), 0);
+		RTPROF_CHECK_EQ(pthread_join(t, NULL), 0);
+	}
 	/* The program goes on after the cap (the writer keeps its rounds). */
 	sleep_ms(1500);
 	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
@@ -1270,6 +1302,24 @@ case_max_bytes(void)
 	 * decoded per thread should equal recorded; less means frames were
 	 * lost in transit". Nothing was lost in transit here. */
 	RTPROF_CHECK_EQ(tt->recorded, th->nrecs);
+	/* Each late thread's counts are in the dump (its records were not
+	 * written: recorded 0, their chunks among those lost), or the
+	 * trailer says it left them out for lack of room. */
+	for (int k = 0; k < LATE_THREADS; k++) {
+		th = dm_find_thread(ds, late[k].tid);
+		tt = dm_trailer_thread(ds, late[k].tid);
+		if (tt == NULL) {
+			no_counts++;
+			continue;
+		}
+		RTPROF_CHECK_EQ(tt->recorded, th != NULL ? th->nrecs : 0);
+		RTPROF_CHECK_EQ(tt->dropped_full, late[k].st.dropped_full);
+	}
+	printf("  %d threads after the cap: %zu trailer entries, %" PRIu64
+	    " left out, %d threads without counts\n", LATE_THREADS,
+	    ds->trailer_entries, ds->trailer.threads_omitted, no_counts);
+	RTPROF_CHECK_GT(ds->trailer_entries, 1);
+	RTPROF_CHECK_LE((uint64_t)no_counts, ds->trailer.threads_omitted);
 	dm_free(&m);
 	close(fd);
 }

@@ -109,6 +109,7 @@ struct sess {
 		uint64_t frames, bytes, chunks_lost;
 		bool limit_reached;
 		size_t nthreads;
+		uint64_t threads_omitted;
 		uint64_t seen;          /* frames of the session before it */
 	} tr;
 };
@@ -718,6 +719,7 @@ on_trailer(void *ctx, const struct rtprof_dump_trailer *t)
 	s->tr.chunks_lost = t->chunks_lost;
 	s->tr.limit_reached = t->limit_reached;
 	s->tr.nthreads = t->nthreads;
+	s->tr.threads_omitted = t->threads_omitted;
 	s->tr.seen = s->frames - 1;
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct thr *th = thr_get(in, in->cur_sidx, t->threads[i].tid);
@@ -910,6 +912,10 @@ print_session(struct insp *in, const struct sess *s, struct thr **thr,
 		    " bytes before it, chunks lost %" PRIu64 ", size cap %s\n",
 		    s->tr.frames, s->tr.seen, s->tr.bytes, s->tr.chunks_lost,
 		    s->tr.limit_reached ? "REACHED" : "not reached");
+		if (s->tr.threads_omitted != 0)
+			printf("            the counts of %" PRIu64 " thread(s) "
+			    "left out (no room under the size cap)\n",
+			    s->tr.threads_omitted);
 		if (s->has_header && s->tr.stop_mono_ns > s->start_mono_ns &&
 		    s->tr.stop_ticks > s->start_ticks)
 			printf("            measured rate %.0f ticks/s (header "
