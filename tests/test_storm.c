@@ -341,7 +341,7 @@ struct tacc {
 	int64_t last_chunk;     /* last DATA part: chunk_seq */
 	uint64_t last_rec_end;  /* and its record_index + nrec */
 	int in_trailer;         /* counts given: THREAD totals or trailer */
-	uint64_t tr_recorded, tr_full, tr_nested, tr_recycled;
+	struct rtprof_dump_trailer_thread tr; /* the dump's counts */
 	int has_thread, has_exit;
 	int settled_by_thread;  /* a THREAD frame with totals came */
 	uint64_t flags;
@@ -494,10 +494,7 @@ static void
 settled_add(struct tacc *a, const struct rtprof_dump_trailer_thread *n)
 {
 	a->in_trailer = 1;
-	a->tr_recorded += n->recorded;
-	a->tr_full += n->dropped_full;
-	a->tr_nested += n->dropped_nested;
-	a->tr_recycled += n->recycled;
+	rtprof_dump_counts_add(&a->tr, n);
 }
 
 static int
@@ -792,14 +789,14 @@ check_stream(int fd, struct checker *c, struct totals *tot)
 				RTPROF_CHECK(a->has_thread);
 				RTPROF_CHECK(a->in_trailer);
 			}
-			RTPROF_CHECK_EQ(a->decoded, a->in_trailer ? a->tr_recorded : 0);
-			RTPROF_CHECK_LE(a->data_full, a->tr_full);
-			RTPROF_CHECK_LE(a->data_nested, a->tr_nested);
+			RTPROF_CHECK_EQ(a->decoded, a->in_trailer ? a->tr.recorded : 0);
+			RTPROF_CHECK_LE(a->data_full, a->tr.dropped_full);
+			RTPROF_CHECK_LE(a->data_nested, a->tr.dropped_nested);
 			if (!s->flight)
-				RTPROF_CHECK_EQ(a->tr_recycled, 0);
-			tot->tr_full += a->tr_full;
-			tot->tr_nested += a->tr_nested;
-			tot->tr_recycled += a->tr_recycled;
+				RTPROF_CHECK_EQ(a->tr.recycled, 0);
+			tot->tr_full += a->tr.dropped_full;
+			tot->tr_nested += a->tr.dropped_nested;
+			tot->tr_recycled += a->tr.recycled;
 		}
 		tot->records += s->records;
 		tot->samples += s->samples;
@@ -822,9 +819,9 @@ worker_decoded(struct checker *c, struct worker *w, uint64_t *full,
 		if (a == NULL)
 			continue;
 		w->decoded_all += a->decoded;
-		*full += a->tr_full;
-		*nested += a->tr_nested;
-		*recycled += a->tr_recycled;
+		*full += a->tr.dropped_full;
+		*nested += a->tr.dropped_nested;
+		*recycled += a->tr.recycled;
 	}
 }
 
@@ -1017,8 +1014,8 @@ run_threads(int argc, char **argv)
 		RTPROF_CHECK_GE(worker_attempts(w), drops);
 		e = tacc_get(&expect, w->tid, 1);
 		e->decoded += worker_attempts(w) - drops;
-		e->tr_full += w->st.dropped_full;
-		e->tr_nested += w->st.dropped_nested;
+		e->tr.dropped_full += w->st.dropped_full;
+		e->tr.dropped_nested += w->st.dropped_nested;
 		/* Described: a THREAD frame with its name, tid and exit. */
 		RTPROF_CHECK(w->thread_frame);
 		RTPROF_CHECK(w->exit_frame);
@@ -1050,9 +1047,9 @@ run_threads(int argc, char **argv)
 		/* The trailer counts every drop of the session, also those
 		 * after a thread's last chunk and those of threads that
 		 * never got one. */
-		RTPROF_CHECK_EQ(a ? a->tr_full : 0, e->tr_full);
-		RTPROF_CHECK_EQ(a ? a->tr_nested : 0, e->tr_nested);
-		dump_drops += a ? a->tr_full + a->tr_nested : 0;
+		RTPROF_CHECK_EQ(a ? a->tr.dropped_full : 0, e->tr.dropped_full);
+		RTPROF_CHECK_EQ(a ? a->tr.dropped_nested : 0, e->tr.dropped_nested);
+		dump_drops += a ? a->tr.dropped_full + a->tr.dropped_nested : 0;
 	}
 	for (size_t k = 0; k < c.s[0].tcap; k++) {
 		const struct tacc *a = &c.s[0].t[k];
