@@ -202,7 +202,9 @@ add_header(const rtprof_lock *lk, struct rtprof__session *s)
 
 /*
  * A THREAD frame for @th; with @a (its final counts in @s), the one that
- * settles them: the trailer does not list them again.
+ * settles them: the trailer does not list them again (unless the frame is
+ * not written: write_batch() then gives them back, unsettle()).
+ * Context: writer thread, lock held. Return: 0, -1 out of memory.
  */
 static int
 add_thread(struct rtprof__session *s, const struct rtprof__thread *th,
@@ -425,7 +427,8 @@ acct_find(struct rtprof__session *s, const struct rtprof__thread *th)
 	return NULL;
 }
 
-/* Room for one more entry in @s. Return: 0, -1 when out of memory. */
+/* Room for one more entry in @s. Context: writer thread. Return: 0, -1
+ * when out of memory. */
 static int
 acct_reserve(struct rtprof__session *s)
 {
@@ -442,8 +445,9 @@ acct_reserve(struct rtprof__session *s)
 	return 0;
 }
 
-/* @th's entry in @s, created on first use. Return: NULL only when out of
- * memory (the thread's counts are then missing from the dump). */
+/* @th's entry in @s, created on first use. Context: writer thread, lock
+ * held. Return: NULL only when out of memory (the thread's counts are then
+ * missing from the dump). */
 static struct rtprof__acct *
 acct_get(struct rtprof__session *s, const struct rtprof__thread *th)
 {
@@ -461,7 +465,8 @@ acct_get(struct rtprof__session *s, const struct rtprof__thread *th)
 }
 
 /* Remove @a from @s (its counts are written); the array shrinks when it is
- * mostly empty, so a burst of threads does not pin its peak. */
+ * mostly empty, so a burst of threads does not pin its peak. Context:
+ * writer thread, lock held. */
 static void
 acct_drop(struct rtprof__session *s, struct rtprof__acct *a)
 {

@@ -19,17 +19,9 @@
 #include <unistd.h>
 
 #include "rtprof.h"
+#include "testutil.h"
 
 static atomic_int running = 1;
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void *
 sensor_main(void *arg)

@@ -84,6 +84,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 static volatile unsigned long sink;
 
 __attribute__((noinline)) void inner_work(void);
@@ -165,16 +167,6 @@ split_worker(void *arg)
 	return NULL;
 }
 
-/* CPU time the calling thread has used, in ms. */
-static long
-thread_cpu_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* Busy for run_ms of CPU time, not wall time: on a loaded machine (tests
  * run two at a time on 2 vCPUs) a wall-time loop got 242 of its 1000 ms;
  * the tests check the CPU time the profile reports. At most 10 x run_ms of
@@ -189,7 +181,8 @@ worker(void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		outer_work();
-	} while (thread_cpu_ms() < run_ms && elapsed_ms(&t0) < 10 * run_ms);
+	} while (thread_cpu_ns() < (uint64_t)run_ms * 1000000 &&
+	    elapsed_ms(&t0) < 10 * run_ms);
 	return NULL;
 }
 

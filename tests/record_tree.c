@@ -31,19 +31,12 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "testutil.h"
 
 extern char **environ;
 
 static volatile unsigned long sink;
 
-static double
-now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* Busy for @ms of wall time (on the CPU all along). */
 static void

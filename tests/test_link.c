@@ -47,15 +47,7 @@
 #include "dump_reader.h"
 #include "dumpmodel.h"
 #include "rtprof.h"
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "testutil.h"
 
 /* ------------------------------------------------------------------ */
 /* 1. rtprof_tty_open                                                   */

@@ -170,13 +170,22 @@ chain_main(void *arg)
 	return NULL;
 }
 
-static uint64_t
-thread_cpu_ns(void)
+/*
+ * Until the test stops: @busy_ns of CPU time in spin(@units), then
+ * @sleep_ns asleep; a thread that runs at every tick without hogging a
+ * CPU. Always inlined: the caller stays the innermost named frame.
+ */
+static inline __attribute__((always_inline)) void
+busy_sleep_until_stop(uint64_t busy_ns, long sleep_ns, uint64_t units)
 {
-	struct timespec ts;
+	while (!atomic_load(&stop_flag)) {
+		struct timespec ts = { 0, sleep_ns };
+		uint64_t c0 = thread_cpu_ns();
 
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		while (thread_cpu_ns() - c0 < busy_ns)
+			sink = spin(units) + 1;
+		nanosleep(&ts, NULL);
+	}
 }
 
 /* Sleep until @deadline (CLOCK_MONOTONIC), whatever signals arrive. */
@@ -240,14 +249,7 @@ rt_main(void *arg)
 	tid_rt = gettid_();
 	atomic_fetch_add(&ready, 1);
 	rtprof_label_push("rt-stage");
-	while (!atomic_load(&stop_flag)) {
-		struct timespec ts = { 0, 500000 };
-		uint64_t c0 = thread_cpu_ns();
-
-		while (thread_cpu_ns() - c0 < 500000)
-			sink = spin(0) + 1;
-		nanosleep(&ts, NULL);
-	}
+	busy_sleep_until_stop(500000, 500000, 0);
 	rtprof_label_pop();
 	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&st), 0);
 	rt_signals = st.signals;
@@ -270,15 +272,7 @@ masked_main(void *arg)
 	RTPROF_CHECK_EQ(rtprof_thread_register("masked", 0), 0);
 	tid_masked = gettid_();
 	atomic_fetch_add(&ready, 1);
-	while (!atomic_load(&stop_flag)) {
-		/* Half busy: it runs at every tick, without hogging a CPU. */
-		struct timespec ts = { 0, 500000 };
-		uint64_t c0 = thread_cpu_ns();
-
-		while (thread_cpu_ns() - c0 < 500000)
-			sink = spin(0) + 1;
-		nanosleep(&ts, NULL);
-	}
+	busy_sleep_until_stop(500000, 500000, 0);   /* half busy */
 	return NULL;
 }
 
@@ -292,14 +286,7 @@ __attribute__((noinline)) void deep_rec(unsigned k);
 __attribute__((noinline)) void
 deep_leaf(void)
 {
-	while (!atomic_load(&stop_flag)) {
-		struct timespec ts = { 0, 950000 };
-		uint64_t c0 = thread_cpu_ns();
-
-		while (thread_cpu_ns() - c0 < 50000)
-			sink = spin(1) + 1;
-		nanosleep(&ts, NULL);
-	}
+	busy_sleep_until_stop(50000, 950000, 1);
 }
 
 __attribute__((noinline)) void

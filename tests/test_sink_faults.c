@@ -74,6 +74,7 @@
 #include "check.h"
 #include "dumpmodel.h"
 #include "rtprof.h"
+#include "testutil.h"
 
 #define CASE_TIMEOUT_S 120
 
@@ -107,14 +108,6 @@ __tsan_default_suppressions(void)
 /* ------------------------------------------------------------------ */
 /* Helpers                                                              */
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void
 sleep_ms(long ms)
@@ -216,15 +209,6 @@ static __thread int is_recorder;
 static __thread uint64_t sig_marks; /* handler calls on a recorder thread */
 static _Atomic uint64_t sigusr1_count;
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The calling thread's context switches so far, and its CPU time in ns
  * (@cpu may be NULL; CLOCK_THREAD_CPUTIME_ID: getrusage's CPU times move
  * in steps of a scheduler tick). */
@@ -260,13 +244,13 @@ static void
 call_begin(struct call_clock *c)
 {
 	thread_usage(&c->vcsw, &c->ivcsw, &c->cpu0);
-	c->t0 = now_ns();
+	c->t0 = mono_ns();
 }
 
 static void
 call_end(struct recorder *r, const struct call_clock *c)
 {
-	uint64_t d = now_ns() - c->t0, cpu;
+	uint64_t d = mono_ns() - c->t0, cpu;
 	long vcsw, ivcsw;
 
 	thread_usage(&vcsw, &ivcsw, &cpu);

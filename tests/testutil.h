@@ -2,7 +2,8 @@
  * testutil.h - small helpers the runtime's stress tests share: a seeded
  * generator (xorshift64*), sleeping and spinning for microseconds, the
  * calling thread's kernel id, pinning a thread to a CPU, the sampler
- * thread's id. Test support only.
+ * thread's id, the monotonic clock in ns or s, the thread's CPU time. Test support only (the
+ * test programs that are profiled use it too).
  */
 #ifndef RTPROF_TESTUTIL_H
 #define RTPROF_TESTUTIL_H
@@ -57,6 +58,23 @@ mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time the calling thread has used, in ns. */
+static inline uint64_t
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CLOCK_MONOTONIC in seconds. */
+static inline double
+now_s(void)
+{
+	return (double)mono_ns() / 1e9;
 }
 
 static inline void
