@@ -1,0 +1,111 @@
+/*
+ * sample_rec.c - the sampler's records, written into its own SPSC chunk
+ * buffer with the rt/ fast path (the sampler is a registered thread,
+ * RTPROF_THREAD_SAMPLER, whose records name the thread they describe:
+ * docs/wire-format.md, "Samples").
+ *
+ * Context: the sampler thread only.
+ */
+#include "sampler_int.h"
+#include "../codec/wire.h"
+
+
+/* Context: sampler thread. */
+void
+rtprof__rec_counter(uint64_t t, uint16_t id, int64_t v)
+{
+	unsigned char *p = rtprof__open(23);
+
+	if (p == NULL)
+		return;
+	p[0] = 0x94;
+	p[1] = RTPROF__REC_COUNTER;
+	p = rtprof__put_u64(p + 2, 0xcf, t);
+	p = rtprof__put_u16(p, id);
+	p = rtprof__put_u64(p, 0xd3, (uint64_t)v);
+	rtprof__close(p);
+}
+
+/* Context: sampler thread. */
+void
+rtprof__rec_same(uint64_t t, pid_t tid, uint64_t cpu, unsigned flags)
+{
+	unsigned char *p = rtprof__open(30);
+
+	if (p == NULL)
+		return;
+	p[0] = 0x95;
+	p[1] = RTPROF_REC_SAME;
+	p = rtprof__put_u64(p + 2, 0xcf, t);
+	p = rtprof__put_u64(p, 0xd3, (uint64_t)(int64_t)tid);
+	p = rtprof__put_u64(p, 0xcf, cpu);
+	p[0] = (unsigned char)flags;
+	rtprof__close(p + 1);
+}
+
+/*
+ * One SAMPLE: @frames outermost first, @is_label[i] set for labels.
+ * Context: sampler thread.
+ */
+void
+rtprof__rec_sample(uint64_t t, pid_t tid, uint64_t cpu, unsigned flags,
+    const uint64_t *frames, const unsigned char *is_label, unsigned n)
+{
+	unsigned char *p = rtprof__open(32 + (size_t)n * 10);
+	unsigned arr = 5 + n;
+
+	if (p == NULL)
+		return;
+	p[0] = 0xdc;
+	p[1] = (unsigned char)(arr >> 8);
+	p[2] = (unsigned char)arr;
+	p[3] = RTPROF_REC_SAMPLE;
+	p = rtprof__put_u64(p + 4, 0xcf, t);
+	p = rtprof__put_u64(p, 0xd3, (uint64_t)(int64_t)tid);
+	p = rtprof__put_u64(p, 0xcf, cpu);
+	*p++ = (unsigned char)flags;
+	for (unsigned i = 0; i < n; i++)
+		p = is_label[i] ? rtprof__put_ptr(p,
+		    (const void *)(uintptr_t)frames[i]) :
+		    rtprof__put_u64(p, 0xcf, frames[i]);
+	rtprof__close(p);
+}
+
+/* Context: sampler thread. */
+void
+rtprof__rec_overhead(uint64_t t0, uint64_t t1, const uint64_t v[4])
+{
+	unsigned char *p = rtprof__open(2 + 6 * 9);
+
+	if (p == NULL)
+		return;
+	p[0] = 0x97;
+	p[1] = RTPROF_REC_OVERHEAD;
+	p = rtprof__put_u64(p + 2, 0xcf, t0);
+	p = rtprof__put_u64(p, 0xcf, t1);
+	for (int i = 0; i < 4; i++)
+		p = rtprof__put_u64(p, 0xcf, v[i]);
+	rtprof__close(p);
+}
+
+/*
+ * @th's SAMPLE at @t with its labels only, read under its ck_sequence
+ * (@flags says why: LABELS or NO_NATIVE). Context: sampler thread, lock.
+ */
+void
+rtprof__sample_labels(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t t,
+    uint64_t d, unsigned flags)
+{
+	uint64_t frames[RTPROF_MAX_LABELS];
+	unsigned char is_label[RTPROF_MAX_LABELS];
+	const char *labels[RTPROF_MAX_LABELS];
+	int nl = rtprof__labels_read(lk, th, labels, RTPROF_MAX_LABELS);
+
+	for (int i = 0; i < nl; i++) {
+		frames[i] = (uint64_t)(uintptr_t)labels[i];
+		is_label[i] = 1;
+	}
+	rtprof__rec_sample(t, th->tid, d, flags, frames, is_label,
+	    nl > 0 ? (unsigned)nl : 0);
+	th->s_has_stack = 1;
+}

@@ -1,0 +1,440 @@
+/*
+ * sample_signal.c - the sampler's signal path: a thread's stack asked for
+ * with a signal, copied by its handler (rt/rt_signal.c), unwound here.
+ *
+ * Used for threads the perf-event path (sample_perf.c) cannot take. A
+ * thread is asked for a copy of its stack with RTPROF__SAMPLE_SIGNAL; the
+ * copy is unwound (core/unwind.c) and merged with the labels by stack
+ * address into one SAMPLE record. A thread that waits for a CPU answers
+ * only when it is scheduled, often a time slice later: its request stays
+ * asked in one of a few slots and the sampler goes on; at a later tick the
+ * answer becomes the sample of the tick that asked (the thread has not run
+ * since: its stack then is the one it had). Meanwhile the thread gets no
+ * other sample. A thread that blocks the signal, or that has not answered
+ * after PENDING_MAX_NS, or a request for which no slot is free, gets a
+ * sample without native frames (flag NO_NATIVE); one that blocks the
+ * signal is asked less often after that.
+ *
+ * Context: the sampler thread, with the core lock held (which keeps thread
+ * records alive: a thread that unregistered is never signalled), except
+ * where a function says otherwise.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sampler_int.h"
+#include "unwind.h"
+#include "../codec/wire.h"
+
+/*
+ * How long the sampler waits for a thread's handler before it goes on to
+ * the next thread (leaving the request asked); how long a request may stay
+ * asked before the sampler gives up on it, and how much CPU a thread that
+ * has not answered may use before its blocked signal counts.
+ */
+#define SAMPLE_WAIT_NS 2000000
+#define PENDING_MAX_NS 200000000
+#define MASK_CPU_NS 1000000
+#define REQS_BYTES ((RTPROF__SAMPLE_SLOTS * sizeof(struct rtprof__sample_req) \
+    + 63) & ~(size_t)63)
+
+/* The slots (only the sampler thread touches these, and an unregistering
+ * thread in rtprof__sampler_forget: both with the core lock held). */
+static struct rtprof__sample_req *reqs;          /* RTPROF__SAMPLE_SLOTS */
+static struct rtprof__thread *slot_of[RTPROF__SAMPLE_SLOTS];
+static uint64_t req_seq;
+
+
+/*
+ * The slot of @th's request still asked from an earlier tick, or NULL (at
+ * most one is @th's). Context: sampler thread or @th unregistering, lock
+ * held.
+ */
+static struct rtprof__sample_req *
+pending(const struct rtprof__thread *th)
+{
+	for (int i = 0; reqs != NULL && i < RTPROF__SAMPLE_SLOTS; i++)
+		if (slot_of[i] == th)
+			return &reqs[i];
+	return NULL;
+}
+
+/*
+ * Withdraw @rq. Return: 1 when no handler answers it any more, 0 when the
+ * handler has it (claimed or done: it finishes, bounded; wait for DONE
+ * with done_wait()). Context: as pending().
+ */
+static int
+withdraw(struct rtprof__sample_req *rq)
+{
+	uint64_t st = atomic_load_explicit(&rq->state, memory_order_acquire);
+
+	if ((st & 3) != RTPROF__REQ_ASKED)
+		return (st & 3) == RTPROF__REQ_IDLE;
+	return atomic_compare_exchange_strong_explicit(&rq->state, &st,
+	    (st & ~(uint64_t)3) | RTPROF__REQ_IDLE, memory_order_acq_rel,
+	    memory_order_acquire);
+}
+
+/* Wait for a claimed request's copy (bounded). Context: as pending(). */
+static void
+done_wait(struct rtprof__sample_req *rq)
+{
+	/* acquire: pairs with the handler's release of DONE. */
+	while ((atomic_load_explicit(&rq->state, memory_order_acquire) & 3) !=
+	    RTPROF__REQ_DONE) {
+		struct timespec ts = { 0, 10000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Free slot @rq (withdrawn or done). Context: as pending(). */
+static void
+slot_free(struct rtprof__sample_req *rq)
+{
+	atomic_store_explicit(&rq->state, 0, memory_order_relaxed);
+	slot_of[rq - reqs] = NULL;
+}
+
+/*
+ * Ask @th for a copy of its stack in a free slot. Return: the slot, with
+ * the copy complete (DONE), or NULL: no slot was free, the thread is gone,
+ * or it did not answer by the deadline, in which case its request stays
+ * asked in its slot (pending()) for a later tick.
+ * Context: sampler thread, lock held (keeps @th registered).
+ */
+static struct rtprof__sample_req *
+ask(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t deadline)
+{
+	struct rtprof__sample_req *rq = NULL;
+	uint64_t seq = ++req_seq << 2, st, t0;
+	int spins = 0;
+
+	(void)lk;
+	for (int i = 0; i < RTPROF__SAMPLE_SLOTS; i++)
+		if (slot_of[i] == NULL) {
+			rq = &reqs[i];
+			break;
+		}
+	if (rq == NULL)
+		return NULL;
+	slot_of[rq - reqs] = th;
+	atomic_store_explicit(&rq->target, th, memory_order_relaxed);
+	/* release: `target` before the request; pairs with the handler's
+	 * acquire load of `state`. */
+	atomic_store_explicit(&rq->state, seq | RTPROF__REQ_ASKED,
+	    memory_order_release);
+	if (syscall(SYS_tgkill, (int)rtprof__sample_pid, (int)th->tid,
+	    RTPROF__SAMPLE_SIGNAL) != 0) {
+		withdraw(rq);   /* no signal: no handler can claim it */
+		slot_free(rq);
+		return NULL;
+	}
+	t0 = rtprof__mono_ns();
+	for (;;) {
+		/* acquire: pairs with the handler's release of DONE. */
+		st = atomic_load_explicit(&rq->state, memory_order_acquire);
+		if (st == (seq | RTPROF__REQ_DONE))
+			return rq;
+		if (st == (seq | RTPROF__REQ_ASKED) &&
+		    (rtprof__mono_ns() - t0 > SAMPLE_WAIT_NS ||
+		    rtprof__mono_ns() > deadline))
+			return NULL;    /* still asked: a later tick sees */
+		/*
+		 * Claimed: the handler is copying (bounded); keep waiting.
+		 * Spin briefly (delivery to a running thread takes ~10 us
+		 * here), then sleep in short steps. Never sched_yield: under
+		 * CFS a yielding sampler waits for the others' whole slices.
+		 */
+		if (++spins < 200) {
+			ck_pr_stall();
+		} else {
+			struct timespec ts = { 0, 10000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+/*
+ * Merge the native frames (@ips/@sps innermost first) and the labels
+ * (outermost first) into @out, outermost first. A label belongs to the
+ * outermost frame whose stack pointer is at or below the stack pointer it
+ * was pushed at (stacks grow down; push records its caller's SP).
+ * Return: the number of frames.
+ */
+static unsigned
+merge(const uint64_t *ips, const uint64_t *sps, int n, const char *const *lab,
+    const uintptr_t *lsp, unsigned nl, uint64_t *out, unsigned char *is_label)
+{
+	unsigned k = 0, li = 0;
+
+	for (int i = n - 1; i >= 0; i--) {
+		out[k] = ips[i];
+		is_label[k++] = 0;
+		while (li < nl && lsp[li] >= sps[i]) {
+			out[k] = (uint64_t)(uintptr_t)lab[li++];
+			is_label[k++] = 1;
+		}
+	}
+	while (li < nl) {
+		out[k] = (uint64_t)(uintptr_t)lab[li++];
+		is_label[k++] = 1;
+	}
+	return k;
+}
+
+/* Does thread @tid block SIGPROF? (/proc/self/task/TID/status, SigBlk) */
+static int
+blocks_signal(pid_t tid)
+{
+	char path[64], buf[2048];
+	unsigned long long mask = 0;
+	ssize_t n;
+	int fd;
+	const char *p;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, "SigBlk:");
+	if (p == NULL || sscanf(p + 7, "%llx", &mask) != 1)
+		return 0;
+	return (mask >> (RTPROF__SAMPLE_SIGNAL - 1)) & 1;
+}
+
+/*
+ * A thread that blocks SIGPROF would cost every tick the full wait: after
+ * each miss in a row it is skipped for twice as many ticks, up to 1024. A
+ * thread that was only slow to get a CPU (its handler runs when it is
+ * scheduled) keeps its request for a later tick instead.
+ * Context: sampler thread, lock held.
+ */
+static int
+can_ask(struct rtprof__thread *th)
+{
+	if (th->s_skip == 0)
+		return 1;
+	th->s_skip--;
+	return 0;
+}
+
+static void
+back_off(struct rtprof__thread *th)
+{
+	if (th->s_misses < 10)
+		th->s_misses++;
+	th->s_skip = 1u << th->s_misses;
+}
+
+/*
+ * @th's SAMPLE at @t from the answer in @rq: its native frames merged with
+ * the labels the handler copied. Context: sampler thread, lock held.
+ */
+static void
+sample_native(struct rtprof__thread *th, const struct rtprof__sample_req *rq,
+    uint64_t t, uint64_t d, unsigned flags)
+{
+	uint64_t frames[RTPROF_REC_MAX_FRAMES];
+	unsigned char is_label[RTPROF_REC_MAX_FRAMES];
+	uint64_t ips[RTPROF__MAX_NATIVE], sps[RTPROF__MAX_NATIVE];
+	int trunc = 0, nn = rtprof__unwind(rtprof__sampler_unw, rq, th->stack_lo,
+	    th->stack_hi, ips, sps, RTPROF__MAX_NATIVE, &trunc);
+	unsigned n;
+
+	if (trunc)
+		flags |= RTPROF_SAMPLE_TRUNCATED;
+	if (nn == 0)
+		flags |= RTPROF_SAMPLE_NO_NATIVE;
+	n = merge(ips, sps, nn, rq->labels, rq->label_sp, rq->nlabels, frames,
+	    is_label);
+	rtprof__rec_sample(t, th->tid, d, flags, frames, is_label, n);
+	th->s_misses = 0;
+	th->s_has_stack = 1;
+}
+
+/*
+ * Drop @th's request still asked, if any (its session ended, or it
+ * unregistered). Context: as pending().
+ */
+static void
+forget(struct rtprof__thread *th)
+{
+	struct rtprof__sample_req *rq = pending(th);
+
+	if (rq != NULL) {
+		if (!withdraw(rq))
+			done_wait(rq);
+		slot_free(rq);
+	}
+}
+
+/*
+ * @th's request asked at an earlier tick (or just now): answered, its
+ * SAMPLE with the time and CPU delta of the tick that asked (the thread
+ * had not run since, or it would have answered: its stack is the one it
+ * had then). Not answered after PENDING_MAX_NS, or by a thread that ran
+ * MASK_CPU_NS meanwhile with the signal blocked: a sample with labels
+ * only. (A thread that has not run can show the signal blocked too: one
+ * preempted on its way out of the previous request's handler.)
+ * Return: 1 while it stays asked (the thread gets no other sample
+ * meanwhile). Context: sampler thread, lock held.
+ */
+int
+rtprof__sig_settle(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t now)
+{
+	struct rtprof__sample_req *rq = pending(th);
+	int64_t cpu;
+	uint64_t st;
+	int blocks = 0;
+
+	if (rq == NULL)
+		return 0;
+	/* acquire: pairs with the handler's release of DONE. */
+	st = atomic_load_explicit(&rq->state, memory_order_acquire);
+	if ((st & 3) == RTPROF__REQ_ASKED) {
+		cpu = rtprof__cpu_ns(th);
+		blocks = cpu >= 0 &&
+		    (uint64_t)cpu - th->s_cpu_last >= MASK_CPU_NS &&
+		    blocks_signal(th->tid);
+		if (!blocks && now - th->s_mono_last < PENDING_MAX_NS)
+			return 1;
+	}
+	/* Asked only of an awake thread: no flag but why it has no frames. */
+	if (withdraw(rq)) {
+		rtprof__sample_labels(lk, th, th->s_ask_t, th->s_ask_cpu,
+		    RTPROF_SAMPLE_NO_NATIVE);
+		if (blocks)
+			back_off(th);
+	} else {
+		done_wait(rq);
+		sample_native(th, rq, th->s_ask_t, th->s_ask_cpu, 0);
+	}
+	slot_free(rq);
+	return 0;
+}
+
+/*
+ * Ask @th for its stack with the signal; its SAMPLE at @t (CPU delta @d)
+ * is written now, or by rtprof__sig_settle() at a later tick when the
+ * thread has not answered yet (it waits for a CPU).
+ * Context: sampler thread, lock held.
+ */
+void
+rtprof__sig_sample(const rtprof_lock *lk, struct rtprof__thread *th,
+    uint64_t t, uint64_t d, unsigned flags, uint64_t now, uint64_t deadline)
+{
+	struct rtprof__sample_req *rq;
+
+	if (!can_ask(th)) {
+		rtprof__sample_labels(lk, th, t, d, flags | RTPROF_SAMPLE_NO_NATIVE);
+		return;
+	}
+	rq = ask(lk, th, deadline);
+	if (rq != NULL) {
+		sample_native(th, rq, t, d, flags);
+		slot_free(rq);
+		return;
+	}
+	if (pending(th) == NULL) {      /* no free slot, or no such thread */
+		rtprof__sample_labels(lk, th, t, d, flags | RTPROF_SAMPLE_NO_NATIVE);
+		return;
+	}
+	/* Not answered yet: settle() writes it, now if the thread ran with
+	 * the signal blocked, else at a later tick. */
+	th->s_ask_t = t;
+	th->s_ask_cpu = d;
+	rtprof__sig_settle(lk, th, now);
+}
+
+/*
+ * Drop every request still asked (the session stopped or paused).
+ * Context: sampler thread, lock held.
+ */
+void
+rtprof__sig_forget_all(void)
+{
+	for (int i = 0; i < RTPROF__SAMPLE_SLOTS; i++)
+		if (slot_of[i] != NULL)
+			forget(slot_of[i]);
+}
+
+/*
+ * rtprof__sampler_forget - @th unregisters: its request still asked, if
+ * any, is dropped, so that no thread later registered at the same address
+ * answers it. Context: the owner thread, lock held.
+ */
+void
+rtprof__sampler_forget(const rtprof_lock *lk, struct rtprof__thread *th)
+{
+	(void)lk;
+	forget(th);
+}
+
+/*
+ * rtprof__sig_setup - allocate the request slots and install the sampling
+ * signal's handler, once per process (a fork child allocates its own: the
+ * parent's slots were copied with whatever the parent's sampler had asked).
+ * Context: control thread, lock held. Return: 0, -ENOMEM or -EAGAIN.
+ */
+int
+rtprof__sig_setup(const rtprof_lock *lk)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+	struct sigaction sa;
+
+	reqs = aligned_alloc(64, REQS_BYTES);
+	if (reqs == NULL)
+		return -ENOMEM;
+	memset(reqs, 0, REQS_BYTES);
+	memset(slot_of, 0, sizeof(slot_of));
+	rtprof__sample_pid = getpid();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = rtprof__sample_handler;
+	/* SA_RESTART: interrupted read/write and friends restart; calls that
+	 * never restart (poll, nanosleep...) return EINTR, as with any
+	 * signal-based profiler. The sampler signals a thread only when it
+	 * used CPU since its previous sample, which keeps a thread blocked in
+	 * one call from being interrupted again and again. */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(RTPROF__SAMPLE_SIGNAL, &sa, &rtprof__sample_prev) != 0) {
+		free(reqs);
+		reqs = NULL;
+		return -EAGAIN;
+	}
+	/* release: the request is set up before handlers can see it. */
+	atomic_store_explicit(&rtprof__sample_req_ptr, reqs,
+	    memory_order_release);
+	c->memory += REQS_BYTES;
+	return 0;
+}
+
+/* Undo rtprof__sig_setup (the sampler thread could not start).
+ * Context: control thread, lock held. */
+void
+rtprof__sig_teardown(const rtprof_lock *lk)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+
+	atomic_store_explicit(&rtprof__sample_req_ptr, NULL,
+	    memory_order_release);
+	sigaction(RTPROF__SAMPLE_SIGNAL, &rtprof__sample_prev, NULL);
+	c->memory -= REQS_BYTES;
+	free(reqs);
+	reqs = NULL;
+}

@@ -1,0 +1,59 @@
+/*
+ * sampler_int.h - what the sampler's parts share. Internal.
+ *
+ *   sampler.c        the sampler thread: tick loop, which path samples a
+ *                    thread, counters, its own cost
+ *   sample_rec.c     the records it writes (SAMPLE, SAME, COUNTER, ...)
+ *   sample_signal.c  the signal path: a stack copied by the thread's own
+ *                    handler (rt/rt_signal.c)
+ *   unwind.c         libunwind over a stack copy, whoever made it
+ *
+ * Context: the sampler thread, with the core lock held, unless a function
+ * says otherwise.
+ */
+#ifndef RTPROF_SAMPLER_INT_H
+#define RTPROF_SAMPLER_INT_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "core.h"
+
+struct rtprof__unwinder;
+
+/* The sampler thread's unwinder (sampler.c). */
+extern struct rtprof__unwinder *rtprof__sampler_unw;
+
+/* sample_rec.c */
+void rtprof__rec_counter(uint64_t t, uint16_t id, int64_t v);
+void rtprof__rec_same(uint64_t t, pid_t tid, uint64_t cpu, unsigned flags);
+/* @frames outermost first, @is_label[i] set for labels. */
+void rtprof__rec_sample(uint64_t t, pid_t tid, uint64_t cpu, unsigned flags,
+    const uint64_t *frames, const unsigned char *is_label, unsigned n);
+void rtprof__rec_overhead(uint64_t t0, uint64_t t1, const uint64_t v[4]);
+/* @th's SAMPLE with its labels only, read under its ck_sequence. */
+void rtprof__sample_labels(const rtprof_lock *lk, struct rtprof__thread *th,
+    uint64_t t, uint64_t d, unsigned flags);
+
+/* sample_signal.c */
+int rtprof__sig_setup(const rtprof_lock *lk);
+void rtprof__sig_teardown(const rtprof_lock *lk);
+/* Return 1 while @th's earlier request stays asked (no other sample). */
+int rtprof__sig_settle(const rtprof_lock *lk, struct rtprof__thread *th,
+    uint64_t now);
+void rtprof__sig_sample(const rtprof_lock *lk, struct rtprof__thread *th,
+    uint64_t t, uint64_t d, unsigned flags, uint64_t now, uint64_t deadline);
+void rtprof__sig_forget_all(void);
+
+/* CPU ns used by @th so far, or -1 when its clock is gone. */
+static inline int64_t
+rtprof__cpu_ns(const struct rtprof__thread *th)
+{
+	struct timespec ts;
+
+	if (clock_gettime(th->cpu_clock, &ts) != 0)
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+#endif /* RTPROF_SAMPLER_INT_H */
