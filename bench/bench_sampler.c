@@ -469,6 +469,7 @@ unwinder_main(void *arg)
 	while (uw.ok) {
 		unsigned s = atomic_load_explicit(&uw.seq, memory_order_acquire);
 		uint64_t t0, t1;
+		struct rtprof__ucopy uc;
 		int trunc = 0, nn;
 
 		if (s == last) {
@@ -480,7 +481,8 @@ unwinder_main(void *arg)
 		last = s;
 		t0 = bench_tsc_fenced();
 		rtprof__unwinder_tick(u);
-		nn = rtprof__unwind(u, hs.rq, hs.stack_lo, hs.stack_hi, ips, sps,
+		uc = rtprof__ucopy_of_req(hs.rq);
+		nn = rtprof__unwind(u, &uc, hs.stack_lo, hs.stack_hi, ips, sps,
 		    RTPROF__MAX_NATIVE, &trunc);
 		t1 = bench_tsc_fenced();
 		if (uw.n < h_iters)

@@ -841,6 +841,24 @@ dec_settings(struct dec *d, const msgpack_object *o,
 }
 
 static void
+dec_sampling(struct dec *d, const msgpack_object *o,
+    struct rtprof_dump_header *h)
+{
+	const msgpack_object_kv *kv;
+	uint32_t n;
+
+	obj_map(d, o, &kv, &n);
+	for (uint32_t i = 0; i < n; i++) {
+		const msgpack_object *k = &kv[i].key, *v = &kv[i].val;
+
+		if (key_is(k, "method"))
+			h->sampling.method = obj_str(d, v, NULL);
+		else if (key_is(k, "why"))
+			h->sampling.why = obj_str(d, v, NULL);
+	}
+}
+
+static void
 dec_cmdline(struct dec *d, const msgpack_object *o,
     struct rtprof_dump_header *h)
 {
@@ -902,6 +920,7 @@ frame_header(struct dec *d, const msgpack_object *o)
 	h.machine.hostname = "";
 	h.clock.source = "";
 	h.settings.mode = "";
+	h.sampling.method = h.sampling.why = "";
 	h.category_names = h.category_colors = empty_list;
 	for (uint32_t i = 0; i < n; i++) {
 		const msgpack_object *k = &kv[i].key, *v = &kv[i].val;
@@ -928,6 +947,8 @@ frame_header(struct dec *d, const msgpack_object *o)
 			dec_clock(d, v, &h);
 		else if (key_is(k, "settings"))
 			dec_settings(d, v, &h);
+		else if (key_is(k, "sampling"))
+			dec_sampling(d, v, &h);
 		else if (key_is(k, "categories"))
 			dec_categories(d, v, &h);
 	}

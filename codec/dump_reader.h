@@ -92,6 +92,11 @@ struct rtprof_dump_header {
 		uint64_t flush_interval_us;
 		uint64_t sample_interval_us;
 	} settings;
+	struct {
+		/* "perf", "signal", "off"; "" in dumps from before */
+		const char *method;
+		const char *why;        /* why that method, for people */
+	} sampling;
 	uint32_t ncategories;
 	const char *const *category_names;  /* indexed by category id */
 	const char *const *category_colors;

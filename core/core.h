@@ -243,6 +243,12 @@ int rtprof__sampler_ensure(const rtprof_lock *lk);
 void rtprof__sampler_kick(const rtprof_lock *lk);
 void rtprof__sampler_forget(const rtprof_lock *lk, struct rtprof__thread *th);
 
+/* sample_perf.c: the perf-event path. Context: lock held (detach: the
+ * sampler or the thread unregistering; fork_child: the fork child alone). */
+void rtprof__perf_detach(const rtprof_lock *lk, struct rtprof__thread *th);
+void rtprof__perf_fork_child(struct rtprof__thread *threads);
+const char *rtprof__perf_method(const rtprof_lock *lk, char *why, size_t n);
+
 /* procinfo.c: writes process facts with a msgpack packer. */
 struct msgpack_packer;
 void rtprof__pack_process(struct msgpack_packer *pk);

@@ -152,6 +152,7 @@ unregister(struct rtprof__thread *th)
 	 * owner's last ring operations before the collector's). */
 	th->exited = 1;
 	rtprof__sampler_forget(lk, th);
+	rtprof__perf_detach(lk, th);
 	rtprof__writer_kick(lk);
 	rtprof__unlock(lk);
 }

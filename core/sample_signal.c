@@ -252,7 +252,8 @@ sample_native(struct rtprof__thread *th, const struct rtprof__sample_req *rq,
 	uint64_t frames[RTPROF_REC_MAX_FRAMES];
 	unsigned char is_label[RTPROF_REC_MAX_FRAMES];
 	uint64_t ips[RTPROF__MAX_NATIVE], sps[RTPROF__MAX_NATIVE];
-	int trunc = 0, nn = rtprof__unwind(rtprof__sampler_unw, rq, th->stack_lo,
+	struct rtprof__ucopy uc = rtprof__ucopy_of_req(rq);
+	int trunc = 0, nn = rtprof__unwind(rtprof__sampler_unw, &uc, th->stack_lo,
 	    th->stack_hi, ips, sps, RTPROF__MAX_NATIVE, &trunc);
 	unsigned n;
 

@@ -55,27 +55,47 @@ static int64_t *ctr_last;       /* last user counter value written */
 static uint32_t ctr_last_n;
 static uint64_t self_mem_last;
 
-/* Context: sampler thread, lock held. */
+/* @th's first tick in session @gen. Context: sampler thread, lock held. */
+static void
+session_reset(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
+    int64_t cpu)
+{
+	rtprof__sampler_forget(lk, th); /* asked in an earlier session */
+	rtprof__perf_detach(lk, th);
+	th->s_gen = gen;
+	th->s_perf_gen = 0;
+	th->s_has_stack = 0;
+	th->s_cpu_last = (uint64_t)cpu;
+	th->s_mono_last = 0;
+	th->s_misses = 0;
+	th->s_skip = 0;
+}
+
+/*
+ * @th's sample of this tick: by the perf-event path when it has events
+ * (opened at its first tick of the session, or after a pause), else by
+ * labels or the signal path. Context: sampler thread, lock held.
+ */
 static void
 sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
-    uint64_t deadline)
+    uint64_t interval_ns, uint64_t deadline)
 {
 	unsigned flags = 0;
-	int64_t cpu = rtprof__cpu_ns(th);
+	int64_t cpu;
 	uint64_t d, t, now, span;
 	uint32_t sl;
 
+	if (th->s_gen != gen)
+		session_reset(lk, th, gen, rtprof__cpu_ns(th));
+	if (th->s_perf == NULL && th->s_perf_gen != gen) {
+		th->s_perf_gen = gen;
+		rtprof__perf_attach(lk, th, interval_ns);
+	}
+	if (rtprof__perf_tick(lk, th, rtprof__mono_ns()))
+		return;
+	cpu = rtprof__cpu_ns(th);
 	if (cpu < 0)
 		return;
-	if (th->s_gen != gen) {
-		rtprof__sampler_forget(lk, th); /* asked in an earlier session */
-		th->s_gen = gen;
-		th->s_has_stack = 0;
-		th->s_cpu_last = (uint64_t)cpu;
-		th->s_mono_last = 0;
-		th->s_misses = 0;
-		th->s_skip = 0;
-	}
 	now = rtprof__mono_ns();
 	if (rtprof__sig_settle(lk, th, now))
 		return;
@@ -155,11 +175,12 @@ tick(const rtprof_lock *lk, uint32_t gen, uint64_t t_lock0, uint64_t m_lock0,
 	uint64_t deadline = m1 + interval_ns / TICK_WAIT_SHARE;
 
 	rtprof__unwinder_tick(rtprof__sampler_unw);
+	rtprof__perf_orphans(lk, 1);
 	for (struct rtprof__thread *th = c->threads; th != NULL; th = th->next) {
 		if (th->exited || th == self ||
 		    (th->flags & RTPROF_THREAD_SAMPLER))
 			continue;
-		sample_thread(lk, th, gen, deadline);
+		sample_thread(lk, th, gen, interval_ns, deadline);
 		v[3]++;
 	}
 	m2 = rtprof__mono_ns();
@@ -168,6 +189,20 @@ tick(const rtprof_lock *lk, uint32_t gen, uint64_t t_lock0, uint64_t m_lock0,
 	v[1] = m2 - m1;
 	v[2] = m3 - m2;
 	rtprof__rec_overhead(t_lock0, rtprof_now(), v);
+}
+
+/* The session stopped or paused: every thread's events closed (what they
+ * hold now has no session to go to). Context: sampler thread, lock held. */
+static void
+perf_stop_all(const rtprof_lock *lk)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+
+	for (struct rtprof__thread *th = c->threads; th != NULL; th = th->next) {
+		rtprof__perf_detach(lk, th);
+		th->s_perf_gen = 0;
+	}
+	rtprof__perf_orphans(lk, 0);
 }
 
 static void
@@ -233,6 +268,7 @@ sampler_main(void *arg)
 		    s->set.sample_interval_us == RTPROF_SAMPLING_OFF) {
 			gen = 0;
 			rtprof__sig_forget_all();
+			perf_stop_all(lk);
 			pthread_cond_wait(&c->sampler_cv, &c->mu);
 			continue;
 		}

@@ -6,6 +6,7 @@
  *   sample_rec.c     the records it writes (SAMPLE, SAME, COUNTER, ...)
  *   sample_signal.c  the signal path: a stack copied by the thread's own
  *                    handler (rt/rt_signal.c)
+ *   sample_perf.c    the perf-event path: stacks the kernel copies
  *   unwind.c         libunwind over a stack copy, whoever made it
  *
  * Context: the sampler thread, with the core lock held, unless a function
@@ -44,6 +45,14 @@ int rtprof__sig_settle(const rtprof_lock *lk, struct rtprof__thread *th,
 void rtprof__sig_sample(const rtprof_lock *lk, struct rtprof__thread *th,
     uint64_t t, uint64_t d, unsigned flags, uint64_t now, uint64_t deadline);
 void rtprof__sig_forget_all(void);
+
+/* sample_perf.c */
+int rtprof__perf_attach(const rtprof_lock *lk, struct rtprof__thread *th,
+    uint64_t interval_ns);
+int rtprof__perf_tick(const rtprof_lock *lk, struct rtprof__thread *th,
+    uint64_t now_mono);
+void rtprof__perf_orphans(const rtprof_lock *lk, int drain_them);
+uint64_t rtprof__perf_lost(const rtprof_lock *lk);
 
 /* CPU ns used by @th so far, or -1 when its clock is gone. */
 static inline int64_t

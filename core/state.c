@@ -465,6 +465,7 @@ fork_child(void)
 	core.sessions = NULL;
 	core.writer_started = 0;
 	core.sampler_started = 0;
+	rtprof__perf_fork_child(core.threads);
 	/* The parent's other threads do not exist here. */
 	for (struct rtprof__thread *th = core.threads; th != NULL;
 	    th = th->next)

@@ -74,7 +74,7 @@ struct rtprof__unwinder {
 	unsigned long long adds, subs; /* glibc's counters at the last scan */
 	int scanned_this_tick;
 	/* The current sample. */
-	const struct rtprof__sample_req *rq;
+	const struct rtprof__ucopy *rq;
 	uintptr_t stack_lo, stack_hi;
 };
 
@@ -336,7 +336,7 @@ access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write,
     void *arg)
 {
 	struct rtprof__unwinder *u = arg;
-	const struct rtprof__sample_req *rq = u->rq;
+	const struct rtprof__ucopy *rq = u->rq;
 
 	(void)as;
 	if (write)
@@ -451,7 +451,7 @@ rtprof__unwinder_tick(struct rtprof__unwinder *u)
 
 /* Context: sampler thread. */
 int
-rtprof__unwind(struct rtprof__unwinder *u, const struct rtprof__sample_req *rq,
+rtprof__unwind(struct rtprof__unwinder *u, const struct rtprof__ucopy *rq,
     uintptr_t stack_lo, uintptr_t stack_hi, uint64_t *ips, uint64_t *sps,
     int max, int *truncated)
 {

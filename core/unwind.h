@@ -2,7 +2,7 @@
  * unwind.h - native stacks from the copy a sampling handler made
  * (core/unwind.c). Internal.
  *
- * Context: the sampler thread only.
+ * Context: the thread that owns the struct rtprof__unwinder (the sampler).
  */
 #ifndef RTPROF_UNWIND_H
 #define RTPROF_UNWIND_H
@@ -13,6 +13,29 @@
 
 struct rtprof__unwinder;
 
+/*
+ * A thread's registers and a copy of the top of its stack, made by its
+ * own signal handler (struct rtprof__sample_req) or by the kernel (a perf
+ * event's sample, core/sample_perf.c).
+ */
+struct rtprof__ucopy {
+	int have_regs;                  /* registers known for this arch */
+	const uint64_t *regs;           /* RTPROF__NREGS, libunwind's numbering */
+	uintptr_t sp;                   /* the stack pointer the copy starts at */
+	uint32_t stack_len;             /* bytes copied from sp */
+	const unsigned char *stack;
+};
+
+/* The view of a signal handler's copy. */
+static inline struct rtprof__ucopy
+rtprof__ucopy_of_req(const struct rtprof__sample_req *rq)
+{
+	struct rtprof__ucopy c = { rq->have_regs, rq->regs, rq->sp,
+	    rq->stack_len, rq->stack };
+
+	return c;
+}
+
 /* Return: 0 with *@out set, or -ENOMEM. Allocates; scans the modules. */
 int rtprof__unwinder_new(struct rtprof__unwinder **out);
 void rtprof__unwinder_free(struct rtprof__unwinder *u);
@@ -20,15 +43,16 @@ void rtprof__unwinder_free(struct rtprof__unwinder *u);
 void rtprof__unwinder_tick(struct rtprof__unwinder *u);
 
 /*
- * rtprof__unwind - unwind the copy in @rq (the thread's stack is
- * [@stack_lo, @stack_hi)).
+ * rtprof__unwind - unwind the copy @c (the thread's stack is
+ * [@stack_lo, @stack_hi); 0, 0 when unknown: then no read outside the copy
+ * may land in any stack).
  * @ips, @sps: out, innermost first: each frame's instruction pointer (the
  * first exact, the others return addresses) and stack pointer.
  * Return: the number of frames (0 when nothing could be unwound);
  * *@truncated set when there were more than @max.
  */
 int rtprof__unwind(struct rtprof__unwinder *u,
-    const struct rtprof__sample_req *rq, uintptr_t stack_lo,
+    const struct rtprof__ucopy *c, uintptr_t stack_lo,
     uintptr_t stack_hi, uint64_t *ips, uint64_t *sps, int max,
     int *truncated);
 

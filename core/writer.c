@@ -136,6 +136,23 @@ pack_key(msgpack_packer *pk, const char *k)
 /* ------------------------------------------------------------------ */
 /* Descriptor frames (built under the lock).                            */
 
+/* "sampling": how the sampler takes this process's stacks, and why. */
+static void
+pack_sampling(const rtprof_lock *lk, msgpack_packer *pk,
+    const struct rtprof_settings *st)
+{
+	char why[256] = "";
+	const char *m = st->sample_interval_us == RTPROF_SAMPLING_OFF ? "off" :
+	    rtprof__perf_method(lk, why, sizeof(why));
+
+	pack_key(pk, "sampling");
+	msgpack_pack_map(pk, 2);
+	pack_key(pk, "method");
+	pack_str(pk, m);
+	pack_key(pk, "why");
+	pack_str(pk, why);
+}
+
 static void
 add_header(const rtprof_lock *lk, struct rtprof__session *s)
 {
@@ -146,8 +163,8 @@ add_header(const rtprof_lock *lk, struct rtprof__session *s)
 	if (frame_add(s, RTPROF_FRAME_HEADER, &pk) == NULL)
 		return;
 	/* 3 here + 6 from rtprof__pack_process() + clock, settings,
-	 * categories. */
-	msgpack_pack_map(&pk, 12);
+	 * sampling, categories. */
+	msgpack_pack_map(&pk, 13);
 	pack_key(&pk, "format");
 	msgpack_pack_uint32(&pk, RTPROF_WIRE_VERSION);
 	pack_key(&pk, "session");
@@ -186,6 +203,7 @@ add_header(const rtprof_lock *lk, struct rtprof__session *s)
 	msgpack_pack_uint32(&pk, st->sample_interval_us);
 	pack_key(&pk, "link_bytes_per_sec");
 	msgpack_pack_uint32(&pk, st->link_bytes_per_sec);
+	pack_sampling(lk, &pk, st);
 	pack_key(&pk, "categories");
 	msgpack_pack_array(&pk, RTPROF_WIRE_NCATEGORIES);
 #define X(id, name, color)                                                     \

@@ -78,6 +78,7 @@ enum {
 };
 
 struct rtprof__thread;
+struct rtprof__perf;
 
 struct rtprof__chunk {
 	/* Written by the owner when it takes the chunk, before it publishes
@@ -155,6 +156,10 @@ struct rtprof__thread {
 	 * s_mono_last, with s_cpu_last its CPU clock then). */
 	uint64_t s_ask_t;               /* the sample's time (ticks) */
 	uint64_t s_ask_cpu;             /* its CPU delta (ns) */
+	/* Its perf events (core/sample_perf.c), or NULL; the session they
+	 * were opened for (or tried: 0 after a pause or stop). */
+	struct rtprof__perf *s_perf;
+	uint32_t s_perf_gen;
 
 	/* Chunk exchange. Producer and consumer indexes live inside ck_ring
 	 * (its own padding); the buffers follow. */

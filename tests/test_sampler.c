@@ -368,6 +368,7 @@ static struct {
 	uint64_t ticks0;
 	int64_t sampler_tid;
 	uint64_t sampler_drops;   /* records the sampler dropped */
+	int perf;                 /* sampled with perf events, not signals */
 } D;
 
 static rtprof_counter *user_ctr;
@@ -390,6 +391,9 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	(void)ctx;
 	D.tps = h->clock.ticks_per_second;
 	D.ticks0 = h->clock.start_ticks;
+	D.perf = strcmp(h->sampling.method, "perf") == 0;
+	fprintf(stderr, "sampling: %s (%s)\n", h->sampling.method,
+	    h->sampling.why);
 	return 0;
 }
 
@@ -639,6 +643,7 @@ static void
 check_sleepy(const struct tsamples *ts, uint64_t signals)
 {
 	uint64_t cpu = 0, asleep = 0, same = 0, awake_full = 0, in_sleep = 0;
+	uint64_t asleep_full = 0;
 	double wall, own_at_samples;
 	size_t j = 0;
 
@@ -654,6 +659,8 @@ check_sleepy(const struct tsamples *ts, uint64_t signals)
 		same += ts->v[k].kind == RTPROF_REC_SAME;
 		awake_full += ts->v[k].kind == RTPROF_REC_SAMPLE &&
 		    !(ts->v[k].flags & RTPROF_SAMPLE_ASLEEP);
+		asleep_full += ts->v[k].kind == RTPROF_REC_SAMPLE &&
+		    (ts->v[k].flags & RTPROF_SAMPLE_ASLEEP);
 	}
 	wall = (double)(ts->v[ts->n - 1].t - ts->v[0].t) / D.tps * 1e9;
 	own_at_samples = (double)in_sleep / (ts->n - 1);
@@ -676,9 +683,21 @@ check_sleepy(const struct tsamples *ts, uint64_t signals)
 	/* Under TSan everything is slower and ticks bunch up: not there. */
 	RTPROF_CHECK(getenv("RTPROF_TEST_TSAN") != NULL ||
 	    fabs((double)asleep / (ts->n - 1) - own_at_samples) < 0.15);
-	/* Asleep (and sampled once) means SAME, O(1). */
-	RTPROF_CHECK((double)same / (ts->n - 1) >
-	    (double)asleep / (ts->n - 1) - 0.1);
+	/*
+	 * Asleep (and sampled once) means SAME, O(1). Perf events: one
+	 * SAMPLE per sleep, with the stack where it went off CPU (a stack
+	 * is never repeated across a wake-up), then SAMEs.
+	 */
+	if (D.perf) {
+		fprintf(stderr, "sleepy: %" PRIu64 " asleep SAMPLEs, %zu "
+		    "sleeps\n", asleep_full, nsleeps);
+		RTPROF_CHECK_LE(asleep_full, nsleeps + 3);
+		RTPROF_CHECK_GE(asleep_full * 2, nsleeps);
+		RTPROF_CHECK_GE(same + asleep_full, asleep);
+	} else {
+		RTPROF_CHECK((double)same / (ts->n - 1) >
+		    (double)asleep / (ts->n - 1) - 0.1);
+	}
 	/* Never signalled while asleep: each signal gave one SAMPLE of it
 	 * awake (a few more in flight at start and stop), unless the
 	 * sampler dropped records (a starved writer: 5865 once, with the
@@ -712,21 +731,38 @@ check_rt(const struct tsamples *ts)
 	RTPROF_CHECK_GT(labelled, 0);
 }
 
+/*
+ * Signals: every sample of the thread that blocks them lacks native
+ * frames. Perf events need no signal: at least 95% of its samples on CPU
+ * have them.
+ */
 static void
 check_masked(const struct tsamples *ts)
 {
-	size_t nonative = 0, full = 0;
+	size_t nonative = 0, full = 0, oncpu = 0, oncpu_native = 0;
 
 	for (size_t k = 0; k < ts->n; k++) {
-		if (ts->v[k].kind != RTPROF_REC_SAMPLE)
+		const struct smp *s = &ts->v[k];
+
+		if (s->kind != RTPROF_REC_SAMPLE)
 			continue;
 		full++;
-		nonative += (ts->v[k].flags & RTPROF_SAMPLE_NO_NATIVE) != 0;
+		nonative += (s->flags & RTPROF_SAMPLE_NO_NATIVE) != 0;
+		if (!(s->flags & RTPROF_SAMPLE_ASLEEP)) {
+			oncpu++;
+			oncpu_native += !(s->flags & RTPROF_SAMPLE_NO_NATIVE);
+		}
 	}
 	fprintf(stderr, "masked: %zu samples, %zu full, %zu without native"
-	    " frames\n", ts->n, full, nonative);
+	    " frames; on CPU %zu, %zu with native frames\n", ts->n, full,
+	    nonative, oncpu, oncpu_native);
 	RTPROF_CHECK_GT(ts->n, run_ms / 4);
-	RTPROF_CHECK_EQ(nonative, full);
+	if (!D.perf) {
+		RTPROF_CHECK_EQ(nonative, full);
+		return;
+	}
+	RTPROF_CHECK_GT(oncpu, run_ms / 10);
+	RTPROF_CHECK_GE(oncpu_native * 100, oncpu * 95);
 }
 
 /* Deeper than the limit: TRUNCATED, exactly DEEP_NATIVE frames, innermost

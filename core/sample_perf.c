@@ -1,0 +1,729 @@
+/*
+ * sample_perf.c - the sampler's perf-event path: stacks the kernel copies,
+ * no signal to the program.
+ *
+ * For each sampled thread (not real-time, pushing no labels) the sampler
+ * opens two of the kernel's software events on that thread alone
+ * (perf_event_open(2), pid = its tid, cpu = -1), sharing one ring buffer:
+ *   - task-clock, one sample per sample_interval_us of the thread's own
+ *     CPU time, so a thread waiting for a CPU is never sampled where it was
+ *     preempted, with its user registers and the top RTPROF__PERF_STACK
+ *     bytes of its user stack; and context-switch records (switch in, out,
+ *     out preempted), timestamped on CLOCK_MONOTONIC, which say exactly
+ *     when it ran;
+ *   - context-switches, period 1, with the same registers and stack: the
+ *     place where the thread went off CPU (needs kernel-side sampling:
+ *     perf_event_paranoid <= 1 or CAP_PERFMON; without it a thread asleep
+ *     gets idle samples without native frames).
+ * Each tick the sampler drains the rings (sampler thread only: the kernel
+ * is the producer, data_head acquire / data_tail release) and unwinds the
+ * copies with core/unwind.c, as it unwinds a signal handler's copy. A
+ * thread that went off CPU of its own accord (not preempted) gets, at the
+ * first tick after, one SAMPLE with the stack where it blocked (flag
+ * ASLEEP: the Idle category), then SAME records while it stays off CPU;
+ * a thread that ran since has no stack repeated (a sample on CPU is never
+ * Idle, whatever the thread declared with rtprof_thread_sleep: the switch
+ * records say when it ran). CPU time per record comes
+ * from the switch records (time on CPU), not from a clock read.
+ *
+ * The descriptors are the profiler's, not the program's: opened
+ * close-on-exec at high numbers where the limit allows, and before one is
+ * closed its event id is checked (PERF_EVENT_IOC_ID), so a number the
+ * program reused is never closed. A fork child drops the parent's (its
+ * rings are not mapped there: VM_DONTCOPY).
+ *
+ * Context: the sampler thread with the core lock held, unless a function
+ * says otherwise.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sampler_int.h"
+#include "unwind.h"
+#include "../codec/wire.h"
+
+#define PERF_STACK 16384        /* user stack bytes copied per sample */
+#define RING_PAGES 64           /* data pages per thread's ring (256 KiB) */
+#define RING_PAGES_MIN 8
+#define REC_MAX 65536           /* a record's size is a u16 */
+
+enum pstate { PS_UNKNOWN, PS_ON, PS_OFF, PS_PREEMPTED };
+
+struct rtprof__perf {
+	struct rtprof__perf *next;      /* orphans: the thread is gone */
+	pid_t tid;
+	int fd, fd_cs;                  /* -1: none */
+	uint64_t id, id_cs;             /* PERF_EVENT_IOC_ID of each */
+	struct perf_event_mmap_page *meta;
+	unsigned char *data;
+	size_t data_size, map_len;
+	uint64_t lost;                  /* records the kernel could not write */
+	/* What the switch records say (CLOCK_MONOTONIC ns). */
+	enum pstate state;
+	uint64_t open_mono, in_mono, off_mono;
+	uint64_t acc_ns;                /* on-CPU ns up to in_mono */
+	uint64_t cpu_emitted;           /* cpu_at() of the last record */
+	int64_t open_cpu;               /* its CPU clock at open */
+	int off_sampled;                /* this off-CPU spell has a SAMPLE */
+	/* The last context-switch sample since the thread last ran in. */
+	int cs_valid;
+	uint64_t cs_regs[RTPROF__NREGS];
+	uintptr_t cs_sp;
+	uint32_t cs_len;
+	unsigned char cs_stack[PERF_STACK];
+};
+
+/* Under the core lock (the sampler; the writer asks for the method). */
+static struct {
+	int decided;            /* method chosen for the process */
+	int usable;             /* perf events can be opened */
+	int kernel;             /* kernel-side sampling allowed (cs stacks) */
+	int why_errno;
+	uint64_t t0, m0;        /* a (ticks, mono) pair */
+	double tick_per_ns;
+	struct rtprof__perf *orphans;
+	unsigned char rec[REC_MAX];
+	uint64_t lost;          /* records lost, all threads */
+	uint64_t opened, refused;
+} P;
+
+#if defined(__x86_64__)
+/* perf's x86 register bits: AX BX CX DX SI DI BP SP IP (0-8), R8-R15
+ * (16-23); values come in bit order. Their libunwind numbers. */
+#define REGS_MASK (0x1ffull | (0xffull << 16))
+static const unsigned char unw_of[17] = {
+	0, 3, 2, 1, 4, 5, 6, 7, 16, 8, 9, 10, 11, 12, 13, 14, 15
+};
+#define NREGS_PERF 17
+#define HAVE_PERF_REGS 1
+#elif defined(__aarch64__)
+/* X0-X30, SP, PC: the same numbers as libunwind's. */
+#define REGS_MASK ((1ull << 33) - 1)
+#define NREGS_PERF 33
+#define HAVE_PERF_REGS 1
+#elif defined(__arm__)
+#define REGS_MASK 0xffffull
+#define NREGS_PERF 16
+#define HAVE_PERF_REGS 1
+#else
+#define HAVE_PERF_REGS 0
+#endif
+
+static int
+sys_perf_open(struct perf_event_attr *a, pid_t tid)
+{
+	return (int)syscall(SYS_perf_event_open, a, tid, -1, -1,
+	    PERF_FLAG_FD_CLOEXEC);
+}
+
+/* The attributes of @th's events: task-clock (@cs 0) or
+ * context-switches (@cs 1). */
+static void
+attr_of(struct perf_event_attr *a, int cs, uint64_t interval_ns, int kernel)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = cs ? PERF_COUNT_SW_CONTEXT_SWITCHES : PERF_COUNT_SW_TASK_CLOCK;
+	a->sample_period = cs ? 1 : interval_ns;
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
+	    PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a->sample_regs_user = REGS_MASK;
+	a->sample_stack_user = PERF_STACK;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->sample_id_all = 1;
+	a->context_switch = !cs;
+	a->exclude_kernel = !kernel;
+	a->exclude_hv = 1;
+}
+
+/* Move @fd to a number at or above half the descriptor limit (when the
+ * limit is large enough), away from the numbers programs pick. */
+static int
+fd_high(int fd)
+{
+	struct rlimit rl;
+	int hi;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 1024 ||
+	    rl.rlim_cur == RLIM_INFINITY)
+		return fd;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)(rl.rlim_cur / 2));
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
+/* Close @fd only if it still is the event @id (the program may have
+ * closed it and reused the number). */
+static void
+fd_close_checked(int fd, uint64_t id)
+{
+	uint64_t now = 0;
+
+	if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ID, &now) == 0 && now == id)
+		close(fd);
+}
+
+/* The ring: 1 + 2^k pages, fewer when the locked-memory limit refuses. */
+static int
+ring_map(struct rtprof__perf *p)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	for (size_t n = RING_PAGES; n >= RING_PAGES_MIN; n /= 2) {
+		void *m = mmap(NULL, (n + 1) * pg, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, p->fd, 0);
+
+		if (m != MAP_FAILED) {
+			p->meta = m;
+			p->data = (unsigned char *)m + pg;
+			p->data_size = n * pg;
+			p->map_len = (n + 1) * pg;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Free @p: its events closed (when still ours), its ring unmapped.
+ * Context: the sampler, or a thread with the lock held. */
+static void
+perf_free(struct rtprof__perf *p)
+{
+	if (p->meta != NULL)
+		munmap(p->meta, p->map_len);
+	fd_close_checked(p->fd_cs, p->id_cs);
+	fd_close_checked(p->fd, p->id);
+	free(p);
+}
+
+/* Open both events for @tid. Return: the state, or NULL with errno. */
+static struct rtprof__perf *
+perf_new(pid_t tid, uint64_t interval_ns)
+{
+	struct rtprof__perf *p = calloc(1, sizeof(*p));
+	struct perf_event_attr a;
+
+	if (p == NULL)
+		return NULL;
+	p->tid = tid;
+	p->fd_cs = -1;
+	attr_of(&a, 0, interval_ns, P.kernel);
+	p->fd = sys_perf_open(&a, tid);
+	if (p->fd < 0 || ring_map(p) != 0) {
+		int e = p->fd < 0 ? errno : ENOMEM;
+
+		if (p->fd >= 0)
+			close(p->fd);
+		free(p);
+		errno = e;
+		return NULL;
+	}
+	p->fd = fd_high(p->fd);
+	ioctl(p->fd, PERF_EVENT_IOC_ID, &p->id);
+	if (P.kernel) {
+		attr_of(&a, 1, interval_ns, 1);
+		p->fd_cs = sys_perf_open(&a, tid);
+		if (p->fd_cs >= 0) {
+			p->fd_cs = fd_high(p->fd_cs);
+			ioctl(p->fd_cs, PERF_EVENT_IOC_ID, &p->id_cs);
+			if (ioctl(p->fd_cs, PERF_EVENT_IOC_SET_OUTPUT, p->fd) != 0) {
+				close(p->fd_cs);
+				p->fd_cs = -1;
+			}
+		}
+	}
+	return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* Method                                                               */
+
+/* Try both settings once on this thread: kernel-side sampling (for the
+ * stacks where threads block), then user-side only. Context: sampler. */
+static void
+decide(void)
+{
+	const char *env = getenv("RTPROF_SAMPLER");
+	struct perf_event_attr a;
+	int fd;
+
+	P.decided = 1;
+	if (!HAVE_PERF_REGS || (env != NULL && strcmp(env, "signal") == 0)) {
+		P.why_errno = 0;
+		return;
+	}
+	for (int k = 1; k >= 0; k--) {
+		attr_of(&a, 0, 1000000, k);
+		fd = sys_perf_open(&a, 0);
+		if (fd >= 0) {
+			close(fd);
+			P.usable = 1;
+			P.kernel = k;
+			return;
+		}
+		P.why_errno = errno;
+	}
+}
+
+/* The kernel's perf_event_paranoid, or -99 when unreadable. */
+static int
+paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int v = -99;
+
+	if (f != NULL) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -99;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * rtprof__perf_method - how this process samples, and why: "perf" (with
+ * @why "kernel" or "user only") or "signal" (why perf events were not
+ * used). Decides once. Context: any thread with the lock held.
+ */
+const char *
+rtprof__perf_method(const rtprof_lock *lk, char *why, size_t n)
+{
+	(void)lk;
+	if (!P.decided)
+		decide();
+	if (P.usable) {
+		snprintf(why, n, "%s", P.kernel ? "perf events: task-clock "
+		    "samples, context switches with stacks" : "perf events: "
+		    "task-clock samples of user code (perf_event_paranoid "
+		    "allows no kernel-side sampling: no stacks where threads "
+		    "block)");
+		return "perf";
+	}
+	if (!HAVE_PERF_REGS)
+		snprintf(why, n, "no perf registers for this architecture");
+	else if (P.why_errno == 0)
+		snprintf(why, n, "RTPROF_SAMPLER=signal");
+	else if (P.why_errno == EACCES || P.why_errno == EPERM)
+		snprintf(why, n, "perf events refused (perf_event_paranoid "
+		    "%d): sysctl kernel.perf_event_paranoid=1, or CAP_PERFMON, "
+		    "allows them", paranoid());
+	else
+		snprintf(why, n, "perf_event_open failed: %s",
+		    strerror(P.why_errno));
+	return "signal";
+}
+
+/* ------------------------------------------------------------------ */
+/* Records                                                              */
+
+static uint64_t
+ticks_of(uint64_t mono)
+{
+	if (mono >= P.m0)
+		return P.t0 + (uint64_t)((double)(mono - P.m0) * P.tick_per_ns);
+	return P.t0 - (uint64_t)((double)(P.m0 - mono) * P.tick_per_ns);
+}
+
+/* @p's CPU ns at @mono by its switch records. */
+static uint64_t
+cpu_at(const struct rtprof__perf *p, uint64_t mono)
+{
+	uint64_t in = p->state == PS_ON ? p->in_mono :
+	    p->state == PS_UNKNOWN ? p->open_mono : mono;
+
+	return p->acc_ns + (mono > in ? mono - in : 0);
+}
+
+/* The CPU ns since @p's previous record, up to @mono. */
+static uint64_t
+cpu_delta(struct rtprof__perf *p, uint64_t mono)
+{
+	uint64_t c = cpu_at(p, mono), d = c > p->cpu_emitted ?
+	    c - p->cpu_emitted : 0;
+
+	if (c > p->cpu_emitted)
+		p->cpu_emitted = c;
+	return d;
+}
+
+/* One SAMPLE from a copy: native frames only, outermost first. */
+static void
+emit(struct rtprof__perf *p, const struct rtprof__ucopy *uc, uint64_t mono,
+    unsigned flags)
+{
+	uint64_t ips[RTPROF__MAX_NATIVE], sps[RTPROF__MAX_NATIVE];
+	uint64_t frames[RTPROF__MAX_NATIVE];
+	unsigned char is_label[RTPROF__MAX_NATIVE] = { 0 };
+	int trunc = 0, n = uc == NULL ? 0 : rtprof__unwind(rtprof__sampler_unw,
+	    uc, 0, 0, ips, sps, RTPROF__MAX_NATIVE, &trunc);
+
+	for (int i = 0; i < n; i++)
+		frames[i] = ips[n - 1 - i];
+	if (trunc)
+		flags |= RTPROF_SAMPLE_TRUNCATED;
+	if (n == 0)
+		flags |= RTPROF_SAMPLE_NO_NATIVE;
+	rtprof__rec_sample(ticks_of(mono), p->tid, cpu_delta(p, mono), flags,
+	    frames, is_label, (unsigned)n);
+}
+
+/* ------------------------------------------------------------------ */
+/* The ring                                                             */
+
+/* The parts of a SAMPLE this file asks for. */
+struct psample {
+	uint64_t id, time;
+	uint32_t tid;
+	uint64_t abi;
+	uint64_t regs[RTPROF__NREGS];
+	uintptr_t sp;
+	const unsigned char *stack;
+	uint64_t stack_len;
+};
+
+static int
+parse_sample(const unsigned char *r, size_t len, struct psample *s)
+{
+	const unsigned char *e = r + len, *q = r + sizeof(struct perf_event_header);
+	uint64_t v[NREGS_PERF > 0 ? NREGS_PERF : 1], sz;
+	uint32_t pt[2];
+
+	if (q + 8 + 8 + 8 + 8 > e)
+		return -1;
+	memcpy(&s->id, q, 8);
+	memcpy(pt, q + 8, 8);
+	s->tid = pt[1];
+	memcpy(&s->time, q + 16, 8);
+	memcpy(&s->abi, q + 24, 8);
+	q += 32;
+	memset(s->regs, 0, sizeof(s->regs));
+	if (s->abi != PERF_SAMPLE_REGS_ABI_NONE) {
+		if (q + 8 * NREGS_PERF > e)
+			return -1;
+		memcpy(v, q, 8 * NREGS_PERF);
+		q += 8 * NREGS_PERF;
+#if defined(__x86_64__)
+		for (int i = 0; i < NREGS_PERF; i++)
+			s->regs[unw_of[i]] = v[i];
+		s->sp = (uintptr_t)v[7];
+#else
+		for (int i = 0; i < NREGS_PERF; i++)
+			s->regs[i] = v[i];
+		s->sp = (uintptr_t)v[NREGS_PERF == 33 ? 31 : 13];
+#endif
+	}
+	if (q + 8 > e)
+		return -1;
+	memcpy(&sz, q, 8);
+	q += 8;
+	s->stack = q;
+	s->stack_len = 0;
+	if (sz != 0) {
+		if (q + sz + 8 > e)
+			return -1;
+		memcpy(&s->stack_len, q + sz, 8);
+		if (s->stack_len > sz)
+			s->stack_len = sz;
+	}
+	return 0;
+}
+
+/* The sample_id trailer of a non-sample record: its time. */
+static uint64_t
+id_time(const unsigned char *r, size_t len)
+{
+	uint64_t t = 0;
+
+	/* TID (8), TIME (8), IDENTIFIER (8) at the end. */
+	if (len >= sizeof(struct perf_event_header) + 24)
+		memcpy(&t, r + len - 16, 8);
+	return t;
+}
+
+static void
+on_switch(struct rtprof__perf *p, uint16_t misc, uint64_t t)
+{
+	if (!(misc & PERF_RECORD_MISC_SWITCH_OUT)) {
+		p->state = PS_ON;
+		p->in_mono = t;
+		p->cs_valid = 0;
+		p->off_sampled = 0;
+		return;
+	}
+	p->acc_ns = cpu_at(p, t);
+	p->state = (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ?
+	    PS_PREEMPTED : PS_OFF;
+	p->off_mono = t;
+}
+
+static void
+on_sample(struct rtprof__perf *p, const struct psample *s)
+{
+	struct rtprof__ucopy uc = { s->abi != PERF_SAMPLE_REGS_ABI_NONE,
+	    s->regs, s->sp, (uint32_t)s->stack_len, s->stack };
+
+	if (s->id == p->id_cs && p->fd_cs >= 0) {
+		/* Where it goes off CPU; kept until we know it stays off. */
+		p->cs_valid = uc.have_regs;
+		memcpy(p->cs_regs, s->regs, sizeof(p->cs_regs));
+		p->cs_sp = s->sp;
+		p->cs_len = (uint32_t)s->stack_len;
+		memcpy(p->cs_stack, s->stack, s->stack_len);
+		return;
+	}
+	if (p->state == PS_UNKNOWN) {
+		p->state = PS_ON;
+		p->in_mono = p->open_mono;
+	}
+	emit(p, &uc, s->time, 0);
+}
+
+/* One record at @r (@len bytes, contiguous). */
+static void
+on_record(struct rtprof__perf *p, const unsigned char *r, size_t len)
+{
+	struct perf_event_header h;
+	struct psample s;
+
+	memcpy(&h, r, sizeof(h));
+	switch (h.type) {
+	case PERF_RECORD_SAMPLE:
+		if (parse_sample(r, len, &s) == 0)
+			on_sample(p, &s);
+		break;
+	case PERF_RECORD_SWITCH:
+		on_switch(p, h.misc, id_time(r, len));
+		break;
+	case PERF_RECORD_LOST:
+		if (len >= sizeof(h) + 16) {
+			uint64_t n;
+
+			memcpy(&n, r + sizeof(h) + 8, 8);
+			p->lost += n;
+			P.lost += n;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* Drain @p's ring. Context: sampler thread (the ring's one reader). */
+static void
+drain(struct rtprof__perf *p)
+{
+	/* acquire: the records before data_head are complete. */
+	uint64_t head = __atomic_load_n(&p->meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = p->meta->data_tail;
+	size_t mask = p->data_size - 1;
+
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		struct perf_event_header h;
+		size_t off = (size_t)(tail & mask), first;
+		const unsigned char *r;
+
+		first = p->data_size - off;
+		if (first >= sizeof(h)) {
+			memcpy(&h, p->data + off, sizeof(h));
+		} else {
+			memcpy(&h, p->data + off, first);
+			memcpy((unsigned char *)&h + first, p->data,
+			    sizeof(h) - first);
+		}
+		if (h.size < sizeof(h) || tail + h.size > head)
+			break;
+		if (first >= h.size) {
+			r = p->data + off;
+		} else {
+			memcpy(P.rec, p->data + off, first);
+			memcpy(P.rec + first, p->data, h.size - first);
+			r = P.rec;
+		}
+		on_record(p, r, h.size);
+		tail += h.size;
+	}
+	/* release: our reads of the records before the kernel reuses them. */
+	__atomic_store_n(&p->meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------------ */
+/* Per tick                                                             */
+
+/*
+ * After the drain: a thread off CPU of its own accord gets one SAMPLE
+ * with the stack where it went off (or none known), then SAME records.
+ * A thread whose state is still unknown and whose CPU clock has not moved
+ * since the events were opened has been asleep since before: the same.
+ */
+static void
+idle(struct rtprof__thread *th, struct rtprof__perf *p, uint64_t now_mono)
+{
+	if (p->state == PS_UNKNOWN && now_mono - p->open_mono > 2000000 &&
+	    rtprof__cpu_ns(th) == p->open_cpu) {
+		p->state = PS_OFF;
+		p->off_mono = p->open_mono;
+	}
+	if (p->state != PS_OFF)
+		return;
+	atomic_fetch_add_explicit(&th->samples, 1, memory_order_relaxed);
+	if (p->off_sampled) {
+		rtprof__rec_same(ticks_of(now_mono), p->tid, 0,
+		    RTPROF_SAMPLE_ASLEEP);
+		return;
+	}
+	if (p->cs_valid) {
+		struct rtprof__ucopy uc = { 1, p->cs_regs, p->cs_sp, p->cs_len,
+		    p->cs_stack };
+
+		emit(p, &uc, p->off_mono, RTPROF_SAMPLE_ASLEEP);
+	} else {
+		emit(p, NULL, p->off_mono, RTPROF_SAMPLE_ASLEEP);
+	}
+	p->off_sampled = 1;
+}
+
+/* Does @th belong on the perf path? Real-time threads are sampled from
+ * their labels; a thread that pushed labels keeps the signal path, whose
+ * handler copies the labels with the stack at the same instant. */
+static int
+wants_perf(const struct rtprof__thread *th)
+{
+	return !(th->flags & RTPROF_THREAD_RT) &&
+	    ck_pr_load_uint(&th->label_seq.sequence) == 0;
+}
+
+/*
+ * rtprof__perf_attach - a new session samples @th: open its events when
+ * the perf path is usable and fits the thread. Return: 1 on the perf
+ * path, 0 for the signal path.
+ */
+int
+rtprof__perf_attach(const rtprof_lock *lk, struct rtprof__thread *th,
+    uint64_t interval_ns)
+{
+	struct rtprof__perf *p;
+	uint64_t w;
+
+	(void)lk;
+	if (!P.decided)
+		decide();
+	if (!P.usable || !wants_perf(th) || th->s_perf != NULL)
+		return th->s_perf != NULL;
+	if (P.tick_per_ns == 0) {
+		rtprof__clock_pair(&P.t0, &P.m0, &w);
+		P.tick_per_ns = rtprof__clock_rate() / 1e9;
+	}
+	p = perf_new(th->tid, interval_ns);
+	if (p == NULL) {
+		P.refused++;
+		return 0;
+	}
+	P.opened++;
+	p->open_mono = rtprof__mono_ns();
+	p->open_cpu = rtprof__cpu_ns(th);
+	p->state = PS_UNKNOWN;
+	th->s_perf = p;
+	return 1;
+}
+
+/*
+ * rtprof__perf_tick - @th's records of this tick. Return: 1 when the
+ * perf path sampled it, 0 when the signal path must (it has no events, or
+ * it began to push labels: its events are closed after a last drain).
+ */
+int
+rtprof__perf_tick(const rtprof_lock *lk, struct rtprof__thread *th,
+    uint64_t now_mono)
+{
+	struct rtprof__perf *p = th->s_perf;
+
+	if (p == NULL)
+		return 0;
+	drain(p);
+	if (!wants_perf(th)) {
+		rtprof__perf_detach(lk, th);
+		return 0;
+	}
+	idle(th, p, now_mono);
+	return 1;
+}
+
+/*
+ * rtprof__perf_detach - @th leaves the perf path (it unregisters, or its
+ * session ended): its events go to the orphans, drained at the next tick
+ * and closed. Context: the sampler, or @th unregistering; lock held.
+ */
+void
+rtprof__perf_detach(const rtprof_lock *lk, struct rtprof__thread *th)
+{
+	struct rtprof__perf *p = th->s_perf;
+
+	(void)lk;
+	if (p == NULL)
+		return;
+	th->s_perf = NULL;
+	p->next = P.orphans;
+	P.orphans = p;
+}
+
+/* Drain and close the orphans. @keep 0: the session is over, no drain. */
+void
+rtprof__perf_orphans(const rtprof_lock *lk, int drain_them)
+{
+	struct rtprof__perf *p;
+
+	(void)lk;
+	while ((p = P.orphans) != NULL) {
+		P.orphans = p->next;
+		if (drain_them)
+			drain(p);
+		perf_free(p);
+	}
+}
+
+/* rtprof__perf_lost - records the kernel could not write, all threads. */
+uint64_t
+rtprof__perf_lost(const rtprof_lock *lk)
+{
+	(void)lk;
+	return P.lost;
+}
+
+/*
+ * rtprof__perf_fork_child - the parent's events are not this process's:
+ * close the descriptors (the child's copies only; the rings are not
+ * mapped here) and forget them. Context: fork child, no other thread.
+ */
+void
+rtprof__perf_fork_child(struct rtprof__thread *threads)
+{
+	struct rtprof__perf *p;
+
+	for (struct rtprof__thread *th = threads; th != NULL; th = th->next) {
+		p = th->s_perf;
+		th->s_perf = NULL;
+		if (p != NULL) {
+			p->next = P.orphans;
+			P.orphans = p;
+		}
+	}
+	while ((p = P.orphans) != NULL) {
+		P.orphans = p->next;
+		fd_close_checked(p->fd_cs, p->id_cs);
+		fd_close_checked(p->fd, p->id);
+		free(p);
+	}
+}
