@@ -952,6 +952,7 @@ struct gsess {
 	int64_t start_mono_ns, start_wall_ns;
 	char *mode;
 	uint64_t sample_interval_us;
+	char *sampling_method, *sampling_why;   /* "" in older dumps */
 	uint32_t ndump_cat;
 	struct gecko_cat cat[GECKO_MAX_CATEGORIES];
 	uint32_t ncat;
@@ -1229,6 +1230,8 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	g->start_wall_ns = h->clock.start_wall_ns;
 	g->mode = dup_opt(h->settings.mode, &g->err);
 	g->sample_interval_us = h->settings.sample_interval_us;
+	g->sampling_method = dup_opt(h->sampling.method, &g->err);
+	g->sampling_why = dup_opt(h->sampling.why, &g->err);
 
 	/*
 	 * The dump's categories keep their ids as indexes; room is left for
@@ -2309,6 +2312,8 @@ gsess_free(struct gsess *g)
 	free(g->hostname);
 	free(g->clock_source);
 	free(g->mode);
+	free(g->sampling_method);
+	free(g->sampling_why);
 	for (uint32_t i = 0; i < g->ncat; i++)
 		free(g->cat[i].name);
 	for (size_t i = 0; i < g->nmod; i++)
@@ -3294,6 +3299,17 @@ write_gathering_log(struct gsess *g, struct json *j)
 	    g->flt->nthreads != 0)) {
 		json_key(j, "filtered");
 		json_bool(j, true);
+	}
+	if (g->sampling_method != NULL && g->sampling_method[0] != '\0') {
+		/* How the stacks were taken, and why (the setting that would
+		 * allow perf events where signals were used). */
+		json_key(j, "sampling");
+		json_obj(j);
+		json_key(j, "method");
+		json_str(j, g->sampling_method);
+		json_key(j, "why");
+		json_str(j, g->sampling_why != NULL ? g->sampling_why : "");
+		json_obj_end(j);
 	}
 	json_key(j, "bytesRead");
 	json_u64(j, st->bytes);
@@ -4800,6 +4816,9 @@ print_session(const struct gsess *g, FILE *out)
 		else
 			fprintf(out, "sample interval %" PRIu64 " us\n",
 			    g->sample_interval_us);
+		if (g->sampling_method != NULL && g->sampling_method[0])
+			fprintf(out, "sampling: %s (%s)\n", g->sampling_method,
+			    g->sampling_why != NULL ? g->sampling_why : "");
 		if (g->have_t)
 			fprintf(out, "events from %.3f ms to %.3f ms\n",
 			    gecko_ms(g, g->first_t), gecko_ms(g, g->last_t));
