@@ -242,6 +242,7 @@ RTPROF_API void rtprof__follow_cancel(void);
 int rtprof__sampler_ensure(const rtprof_lock *lk);
 void rtprof__sampler_kick(const rtprof_lock *lk);
 void rtprof__sampler_forget(const rtprof_lock *lk, struct rtprof__thread *th);
+void rtprof__sampler_join(const rtprof_lock *lk, struct rtprof__thread *th);
 
 /* sample_perf.c: the perf-event path. Context: lock held (detach: the
  * sampler or the thread unregistering; fork_child: the fork child alone). */

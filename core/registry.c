@@ -107,6 +107,7 @@ rtprof_thread_register(const char *name, unsigned flags)
 	c->memory += sizeof(*th);
 	if (c->running != NULL)
 		rtprof__refill(lk, th, c->running->set.prefill);
+	rtprof__sampler_join(lk, th);
 	rtprof__writer_kick(lk);
 	rtprof__unlock(lk);
 

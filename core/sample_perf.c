@@ -52,6 +52,7 @@
 #include "../codec/wire.h"
 
 #define PERF_STACK 16384        /* user stack bytes copied per sample */
+#define PERF_STACK_CS 8192      /* the same where a thread goes off CPU */
 #define RING_PAGES 64           /* data pages per thread's ring (256 KiB) */
 #define RING_PAGES_MIN 8
 #define REC_MAX 65536           /* a record's size is a u16 */
@@ -67,6 +68,7 @@ struct rtprof__perf {
 	unsigned char *data;
 	size_t data_size, map_len;
 	uint64_t lost;                  /* records the kernel could not write */
+	uint64_t until;                 /* MONOTONIC ns it unregistered; 0 */
 	/* What the switch records say (CLOCK_MONOTONIC ns). */
 	enum pstate state;
 	uint64_t open_mono, in_mono, off_mono;
@@ -74,6 +76,7 @@ struct rtprof__perf {
 	uint64_t cpu_emitted;           /* cpu_at() of the last record */
 	int64_t open_cpu;               /* its CPU clock at open */
 	int off_sampled;                /* this off-CPU spell has a SAMPLE */
+	uint64_t idle_next;             /* its next SAME (MONOTONIC ns) */
 	/* The last context-switch sample since the thread last ran in. */
 	int cs_valid;
 	uint64_t cs_regs[RTPROF__NREGS];
@@ -138,7 +141,7 @@ attr_of(struct perf_event_attr *a, int cs, uint64_t interval_ns, int kernel)
 	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
 	    PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	a->sample_regs_user = REGS_MASK;
-	a->sample_stack_user = PERF_STACK;
+	a->sample_stack_user = cs ? PERF_STACK_CS : PERF_STACK;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
 	a->sample_id_all = 1;
@@ -488,6 +491,9 @@ on_sample(struct rtprof__perf *p, const struct psample *s)
 		p->state = PS_ON;
 		p->in_mono = p->open_mono;
 	}
+	/* A sample of its exit path, after it unregistered: not its own. */
+	if (p->until != 0 && s->time > p->until)
+		return;
 	emit(p, &uc, s->time, 0);
 }
 
@@ -568,31 +574,59 @@ drain(struct rtprof__perf *p)
  * A thread whose state is still unknown and whose CPU clock has not moved
  * since the events were opened has been asleep since before: the same.
  */
-static void
-idle(struct rtprof__thread *th, struct rtprof__perf *p, uint64_t now_mono)
+/* Is thread @tid waiting for a CPU (state R in /proc)? Read once per
+ * thread at most: only while no switch record has said. */
+static int
+runnable(pid_t tid)
 {
+	char path[64], buf[256];
+	const char *q;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	q = strrchr(buf, ')');
+	return q != NULL && q[1] == ' ' && q[2] == 'R';
+}
+
+static void
+idle(struct rtprof__thread *th, struct rtprof__perf *p, uint64_t now_mono,
+    uint64_t interval_ns)
+{
+	/* No switch record since the events were opened and no CPU used:
+	 * asleep since before (its stack unknown), or waiting for a CPU. */
 	if (p->state == PS_UNKNOWN && now_mono - p->open_mono > 2000000 &&
 	    rtprof__cpu_ns(th) == p->open_cpu) {
-		p->state = PS_OFF;
+		p->state = runnable(p->tid) ? PS_PREEMPTED : PS_OFF;
 		p->off_mono = p->open_mono;
 	}
 	if (p->state != PS_OFF)
 		return;
-	atomic_fetch_add_explicit(&th->samples, 1, memory_order_relaxed);
-	if (p->off_sampled) {
-		rtprof__rec_same(ticks_of(now_mono), p->tid, 0,
-		    RTPROF_SAMPLE_ASLEEP);
-		return;
-	}
-	if (p->cs_valid) {
+	if (!p->off_sampled) {
 		struct rtprof__ucopy uc = { 1, p->cs_regs, p->cs_sp, p->cs_len,
 		    p->cs_stack };
 
-		emit(p, &uc, p->off_mono, RTPROF_SAMPLE_ASLEEP);
-	} else {
-		emit(p, NULL, p->off_mono, RTPROF_SAMPLE_ASLEEP);
+		emit(p, p->cs_valid ? &uc : NULL, p->off_mono,
+		    RTPROF_SAMPLE_ASLEEP);
+		atomic_fetch_add_explicit(&th->samples, 1, memory_order_relaxed);
+		p->off_sampled = 1;
+		p->idle_next = p->off_mono + interval_ns;
 	}
-	p->off_sampled = 1;
+	/* One SAME per interval of the spell so far: the ticks come less
+	 * often than the interval when every thread is on this path. */
+	for (; p->idle_next <= now_mono; p->idle_next += interval_ns) {
+		rtprof__rec_same(ticks_of(p->idle_next), p->tid, 0,
+		    RTPROF_SAMPLE_ASLEEP);
+		atomic_fetch_add_explicit(&th->samples, 1, memory_order_relaxed);
+	}
 }
 
 /* Does @th belong on the perf path? Real-time threads are sampled from
@@ -646,7 +680,7 @@ rtprof__perf_attach(const rtprof_lock *lk, struct rtprof__thread *th,
  */
 int
 rtprof__perf_tick(const rtprof_lock *lk, struct rtprof__thread *th,
-    uint64_t now_mono)
+    uint64_t now_mono, uint64_t interval_ns)
 {
 	struct rtprof__perf *p = th->s_perf;
 
@@ -657,7 +691,7 @@ rtprof__perf_tick(const rtprof_lock *lk, struct rtprof__thread *th,
 		rtprof__perf_detach(lk, th);
 		return 0;
 	}
-	idle(th, p, now_mono);
+	idle(th, p, now_mono, interval_ns);
 	return 1;
 }
 
@@ -675,6 +709,7 @@ rtprof__perf_detach(const rtprof_lock *lk, struct rtprof__thread *th)
 	if (p == NULL)
 		return;
 	th->s_perf = NULL;
+	p->until = rtprof__mono_ns();
 	p->next = P.orphans;
 	P.orphans = p;
 }

@@ -54,6 +54,12 @@ struct rtprof__unwinder *rtprof__sampler_unw;
 static int64_t *ctr_last;       /* last user counter value written */
 static uint32_t ctr_last_n;
 static uint64_t self_mem_last;
+static uint64_t rss_mono;       /* when RSS was last read (MONOTONIC ns) */
+
+#define RSS_PERIOD_NS 10000000
+/* The tick period when the kernel samples every thread (perf events):
+ * its rings hold the samples meanwhile (core/sample_perf.c). */
+#define BATCH_NS 10000000
 
 /* @th's first tick in session @gen. Context: sampler thread, lock held. */
 static void
@@ -74,9 +80,11 @@ session_reset(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 /*
  * @th's sample of this tick: by the perf-event path when it has events
  * (opened at its first tick of the session, or after a pause), else by
- * labels or the signal path. Context: sampler thread, lock held.
+ * labels or the signal path. Return: 1 when it needs the next tick one
+ * interval from now (labels or signal), 0 when the kernel samples it.
+ * Context: sampler thread, lock held.
  */
-static void
+static int
 sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
     uint64_t interval_ns, uint64_t deadline)
 {
@@ -91,14 +99,14 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 		th->s_perf_gen = gen;
 		rtprof__perf_attach(lk, th, interval_ns);
 	}
-	if (rtprof__perf_tick(lk, th, rtprof__mono_ns()))
-		return;
+	if (rtprof__perf_tick(lk, th, rtprof__mono_ns(), interval_ns))
+		return 0;
 	cpu = rtprof__cpu_ns(th);
 	if (cpu < 0)
-		return;
+		return 1;
 	now = rtprof__mono_ns();
 	if (rtprof__sig_settle(lk, th, now))
-		return;
+		return 1;
 	d = (uint64_t)cpu >= th->s_cpu_last ? (uint64_t)cpu - th->s_cpu_last : 0;
 	th->s_cpu_last = (uint64_t)cpu;
 	span = th->s_mono_last != 0 && now > th->s_mono_last ?
@@ -119,25 +127,36 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 	 */
 	if (th->s_has_stack && (sl != RTPROF__AWAKE || d < span / 50)) {
 		rtprof__rec_same(t, th->tid, d, flags);
-		return;
+		return 1;
 	}
 	if ((th->flags & RTPROF_THREAD_RT) || sl != RTPROF__AWAKE) {
 		rtprof__sample_labels(lk, th, t, d, flags | RTPROF_SAMPLE_LABELS);
-		return;
+		return 1;
 	}
 	rtprof__sig_sample(lk, th, t, d, flags, now, deadline);
+	return 1;
 }
 
-/* Counters: RSS every tick, the rest when changed. Context: sampler, lock. */
+/*
+ * Counters: the process's RSS at most every RSS_PERIOD_NS (a /proc read:
+ * three system calls), the rest when they changed. Context: sampler, lock.
+ */
 static void
 sample_counters(const rtprof_lock *lk)
 {
 	struct rtprof__core *c = rtprof__core_get(lk);
-	uint64_t rss = rtprof__process_rss(), t = rtprof_now();
+	uint64_t t, m = rtprof__mono_ns();
 
-	/* The time after reading /proc (tens of us), right before the
-	 * counters: a value set meanwhile is not shown early. */
-	rtprof__rec_counter(t, RTPROF_COUNTER_PROCESS_MEMORY, (int64_t)rss);
+	if (m - rss_mono >= RSS_PERIOD_NS) {
+		uint64_t rss = rtprof__process_rss();
+
+		rss_mono = m;
+		/* The time after reading /proc (tens of us), right before
+		 * the counters: a value set meanwhile is not shown early. */
+		rtprof__rec_counter(rtprof_now(), RTPROF_COUNTER_PROCESS_MEMORY,
+		    (int64_t)rss);
+	}
+	t = rtprof_now();
 	if (c->memory != self_mem_last) {
 		self_mem_last = c->memory;
 		rtprof__rec_counter(t, RTPROF_COUNTER_SELF_MEMORY, (int64_t)c->memory);
@@ -163,8 +182,11 @@ sample_counters(const rtprof_lock *lk)
 	}
 }
 
-/* One tick. Context: sampler thread, lock held (taken at @t_lock0). */
-static void
+/*
+ * One tick. Return: 1 when some thread needs the next tick one interval
+ * from now. Context: sampler thread, lock held (taken at @t_lock0).
+ */
+static int
 tick(const rtprof_lock *lk, uint32_t gen, uint64_t t_lock0, uint64_t m_lock0,
     uint64_t interval_ns)
 {
@@ -173,6 +195,7 @@ tick(const rtprof_lock *lk, uint32_t gen, uint64_t t_lock0, uint64_t m_lock0,
 	uint64_t m1 = rtprof__mono_ns(), m2, m3;
 	uint64_t v[4] = { m1 - m_lock0, 0, 0, 0 };
 	uint64_t deadline = m1 + interval_ns / TICK_WAIT_SHARE;
+	int fine = 0;
 
 	rtprof__unwinder_tick(rtprof__sampler_unw);
 	rtprof__perf_orphans(lk, 1);
@@ -180,7 +203,7 @@ tick(const rtprof_lock *lk, uint32_t gen, uint64_t t_lock0, uint64_t m_lock0,
 		if (th->exited || th == self ||
 		    (th->flags & RTPROF_THREAD_SAMPLER))
 			continue;
-		sample_thread(lk, th, gen, interval_ns, deadline);
+		fine |= sample_thread(lk, th, gen, interval_ns, deadline);
 		v[3]++;
 	}
 	m2 = rtprof__mono_ns();
@@ -189,6 +212,27 @@ tick(const rtprof_lock *lk, uint32_t gen, uint64_t t_lock0, uint64_t m_lock0,
 	v[1] = m2 - m1;
 	v[2] = m3 - m2;
 	rtprof__rec_overhead(t_lock0, rtprof_now(), v);
+	return fine;
+}
+
+/*
+ * rtprof__sampler_join - @th registers while a session samples: its
+ * sampling starts now (its perf events opened from its first instant, so
+ * a thread that lives less than a tick is sampled too).
+ * Context: @th itself, registering; lock held.
+ */
+void
+rtprof__sampler_join(const rtprof_lock *lk, struct rtprof__thread *th)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+	struct rtprof__session *s = c->running;
+
+	if (s == NULL || s->paused || !c->sampler_started ||
+	    s->set.sample_interval_us == RTPROF_SAMPLING_OFF)
+		return;
+	session_reset(lk, th, s->gen, rtprof__cpu_ns(th));
+	th->s_perf_gen = s->gen;
+	rtprof__perf_attach(lk, th, s->set.sample_interval_us * 1000ull);
 }
 
 /* The session stopped or paused: every thread's events closed (what they
@@ -244,7 +288,7 @@ sampler_main(void *arg)
 	const rtprof_lock *lk;
 	struct rtprof__core *c;
 	uint32_t gen = 0;
-	uint64_t slot = 0, fire = 0;
+	uint64_t slot = 0, fire = 0, step = 0;
 	sigset_t all;
 
 	(void)arg;
@@ -277,6 +321,7 @@ sampler_main(void *arg)
 		if (s->gen != gen) {
 			gen = s->gen;
 			slot = now;
+			step = iv;
 			fire = slot + jitter(iv);
 		}
 		if (now < fire) {
@@ -285,8 +330,8 @@ sampler_main(void *arg)
 			continue;       /* re-check the session first */
 		}
 		/* The next slot; late past its end: the grid moves. */
-		slot += iv;
-		if (slot + iv <= now)
+		slot += step;
+		if (slot + step <= now)
 			slot = now;
 		fire = slot + jitter(iv);
 		/* The lock's cost is part of the overhead: take it again. */
@@ -297,7 +342,9 @@ sampler_main(void *arg)
 		c = rtprof__core_get(lk);
 		if (c->running != s || s->paused)
 			continue;
-		tick(lk, gen, t_lock0, m_lock0, iv);
+		/* Only threads the kernel samples: drain every BATCH_NS. */
+		step = tick(lk, gen, t_lock0, m_lock0, iv) || iv >= BATCH_NS ?
+		    iv : BATCH_NS;
 	}
 	return NULL;
 }

@@ -50,7 +50,7 @@ void rtprof__sig_forget_all(void);
 int rtprof__perf_attach(const rtprof_lock *lk, struct rtprof__thread *th,
     uint64_t interval_ns);
 int rtprof__perf_tick(const rtprof_lock *lk, struct rtprof__thread *th,
-    uint64_t now_mono);
+    uint64_t now_mono, uint64_t interval_ns);
 void rtprof__perf_orphans(const rtprof_lock *lk, int drain_them);
 uint64_t rtprof__perf_lost(const rtprof_lock *lk);
 

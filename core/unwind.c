@@ -425,7 +425,7 @@ rtprof__unwinder_new(struct rtprof__unwinder **out)
 		free(u);
 		return -ENOMEM;
 	}
-	unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+	unw_set_caching_policy(u->as, UNW_CACHE_PER_THREAD);
 	scan(u, 1);
 	*out = u;
 	return 0;
