@@ -242,6 +242,10 @@ RTPROF_API void rtprof__follow_cancel(void);
 int rtprof__sampler_ensure(const rtprof_lock *lk);
 void rtprof__sampler_kick(const rtprof_lock *lk);
 void rtprof__sampler_forget(const rtprof_lock *lk, struct rtprof__thread *th);
+/* sample_signal.c: is @sig the sampling signal (in use, or, for a session
+ * that samples, the one the sampler would choose now)? Context: any
+ * thread. */
+int rtprof__sig_taken(int sig, int sampling);
 
 /* procinfo.c: writes process facts with a msgpack packer. */
 struct msgpack_packer;
