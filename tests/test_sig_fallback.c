@@ -8,10 +8,22 @@
  *               session runs (as under `rtprof record`, which starts it
  *               before main), and setitimer(ITIMER_PROF) at 10 ms; its
  *               main thread registered, busy and sampled at 1 ms for ~1 s
- *               of process CPU. Checks: its handler got as
- *               many ticks as the process's CPU time / 10 ms (within 2 +
- *               5%: the kernel's ITIMER_PROF counts tick-sampled CPU time,
- *               a few percent off the exact clock),
+ *               of process CPU. Checks: its handler got as many ticks
+ *               as CPU time / 10 ms: at least the main thread's own CPU
+ *               time / 10 ms, at most the whole process's (the kernel
+ *               counts ITIMER_PROF in CPU time sampled at its ticks, and
+ *               the sampler thread's short bursts on an otherwise idle
+ *               CPU mostly fall between them: under ASan, where the
+ *               sampler costs 15% of a CPU, the count is the main
+ *               thread's), within 2 + 5% (tick sampling) either way.
+ *               That lower bound holds only when the main thread had its
+ *               CPU to itself (90% of the wall time): on a loaded machine
+ *               the kernel merges expiries whose SIGPROF is still pending
+ *               (a process-directed signal waits for a thread that does
+ *               not block it to run; a two-thread program without
+ *               rtprof loses 10% there; tick sampling under a loaded
+ *               hypervisor overcounts too, 117 ticks for 100 seen), then
+ *               the bounds are half and one and a half of those;
  *               every one from the kernel's timer (SI_KERNEL: no stray
  *               SIGPROF from the sampler), at least half the main
  *               thread's samples have native frames (it was signalled
@@ -43,7 +55,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -165,8 +176,9 @@ case_own_sigprof(int fd)
 	struct itimerval it = { { 0, ITIMER_US }, { 0, ITIMER_US } };
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 	struct rtprof_thread_stats st;
-	uint64_t c0, c1;
-	double expect;
+	uint64_t c0, c1, m0, m1, w0, w1;
+	double expect, lo, floor, ceil;
+	int alone;
 	struct counts c;
 	struct dm m;
 
@@ -178,25 +190,37 @@ case_own_sigprof(int fd)
 	burn_cpu_ms(20);        /* sampled before the program's handler too */
 	RTPROF_CHECK_EQ(sigaction(SIGPROF, &sa, NULL), 0);
 	c0 = process_cpu_ns();
+	m0 = thread_cpu_ns();
+	w0 = mono_ns();
 	RTPROF_CHECK_EQ(setitimer(ITIMER_PROF, &it, NULL), 0);
 	while (process_cpu_ns() - c0 < 1000000000u)
 		burn_cpu_ms(5);
 	RTPROF_CHECK_EQ(setitimer(ITIMER_PROF, &off, NULL), 0);
+	m1 = thread_cpu_ns();
+	w1 = mono_ns();
 	c1 = process_cpu_ns();
 	RTPROF_CHECK_EQ(rtprof_thread_stats_get(&st), 0);
 	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
 	RTPROF_CHECK_EQ(sigaction(SIGPROF, NULL, &cur), 0);
 	expect = (double)(c1 - c0) / (ITIMER_US * 1000.0);
+	lo = (double)(m1 - m0) / (ITIMER_US * 1000.0);
+	/* Had the main thread its CPU to itself? (its own clock) */
+	alone = (double)(m1 - m0) >= 0.9 * (double)(w1 - w0);
+	floor = alone ? lo - 2 - lo * 0.05 : lo * 0.5;
+	ceil = alone ? expect + 2 + expect * 0.05 : expect * 1.5;
 	load(&m, fd);
 	c = count_samples(&m, gettid_());
-	fprintf(stderr, "own-sigprof: process CPU %.1f ms, %lu SIGPROF ticks "
-	    "(%.1f expected), %lu stray; main thread: %" PRIu64 " sampling "
-	    "signals, %zu samples, %zu with native frames\n",
-	    (double)(c1 - c0) / 1e6, atomic_load(&prof_ticks), expect,
+	fprintf(stderr, "own-sigprof: process CPU %.1f ms, main thread %.1f "
+	    "ms of %.1f ms, %lu SIGPROF ticks (%.1f..%.1f expected, "
+	    "%.1f..%.1f allowed), %lu stray; main "
+	    "thread: %" PRIu64 " sampling signals, %zu samples, %zu with "
+	    "native frames\n", (double)(c1 - c0) / 1e6,
+	    (double)(m1 - m0) / 1e6, (double)(w1 - w0) / 1e6,
+	    atomic_load(&prof_ticks), lo, expect, floor, ceil,
 	    atomic_load(&prof_stray), st.signals, c.samples, c.native);
 	RTPROF_CHECK_EQ(atomic_load(&prof_stray), 0);
-	RTPROF_CHECK(fabs((double)atomic_load(&prof_ticks) - expect) <=
-	    2 + expect * 0.05);
+	RTPROF_CHECK((double)atomic_load(&prof_ticks) >= floor);
+	RTPROF_CHECK((double)atomic_load(&prof_ticks) <= ceil);
 	RTPROF_CHECK(cur.sa_sigaction == on_sigprof);
 	RTPROF_CHECK_GT(st.signals, 0);
 	RTPROF_CHECK(c.native * 2 >= c.samples);
