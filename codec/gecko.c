@@ -851,6 +851,7 @@ struct gthread {
 	uint64_t ns;
 	struct rtprof_spill_stream *smps; /* sampler samples (gsmp) */
 	uint64_t nsmp;
+	uint64_t nsig_blocked;          /* SAMPLEs flagged SIG_BLOCKED */
 	struct grawstack *rs;           /* raw stack tree */
 	size_t nrs, rscap;
 	struct pmap rs_idx;             /* (value, prefix1 << 8 | kind) */
@@ -960,6 +961,7 @@ struct gsess {
 
 	/* Sampler records. */
 	uint64_t nsamples, nsame, nsame_unknown, ntruncated, nno_native;
+	uint64_t nsig_blocked;          /* of nsamples: the signal blocked */
 	uint64_t nbacktraces, nbt_unmatched;    /* BACKTRACE records */
 	bool has_native;                /* a native frame was recorded */
 	uint64_t ovh_ticks, ovh_sum[4], ovh_max;
@@ -1929,6 +1931,10 @@ on_sample(struct gsess *g, const struct rtprof_rec_view *r)
 		g->ntruncated++;
 	if (r->flags & RTPROF_SAMPLE_NO_NATIVE)
 		g->nno_native++;
+	if (r->flags & RTPROF_SAMPLE_SIG_BLOCKED) {
+		g->nsig_blocked++;
+		th->nsig_blocked++;
+	}
 	if (n != 0) {
 		unsigned labels = 0;
 
@@ -3152,6 +3158,8 @@ write_sampler_log(struct gsess *g, struct json *j)
 	json_u64(j, g->ntruncated);
 	json_key(j, "noNativeFrames");
 	json_u64(j, g->nno_native);
+	json_key(j, "signalBlocked");
+	json_u64(j, g->nsig_blocked);
 	json_obj_end(j);
 	if (g->ovh_ticks != 0) {
 		uint64_t total = g->ovh_sum[0] + g->ovh_sum[1] + g->ovh_sum[2];
@@ -4866,9 +4874,18 @@ print_session(const struct gsess *g, FILE *out)
 	    g->ev_total);
 	fprintf(out, "dropped at the source: %" PRIu64 " (no chunk), %" PRIu64
 	    " (re-entrant)\n", drop_full, drop_nested);
+	/* A sample of a thread that blocked the signal has no stack (its
+	 * labels at most): not counted as one. */
 	fprintf(out, "samples: %" PRIu64 " with a stack, %" PRIu64 " same "
-	    "stack (%" PRIu64 " unknown), %" PRIu64 " truncated\n",
-	    g->nsamples, g->nsame, g->nsame_unknown, g->ntruncated);
+	    "stack (%" PRIu64 " unknown), %" PRIu64 " truncated, %" PRIu64
+	    " with the signal blocked\n", g->nsamples - g->nsig_blocked,
+	    g->nsame, g->nsame_unknown, g->ntruncated, g->nsig_blocked);
+	for (size_t i = 0; i < g->nth; i++)
+		if (g->th[i].nsig_blocked != 0)
+			fprintf(out, "  %" PRIu64 " samples of thread \"%s\" "
+			    "(tid %" PRId64 ") had the signal blocked\n",
+			    g->th[i].nsig_blocked, g->th[i].name != NULL ?
+			    g->th[i].name : "", g->th[i].tid);
 	if (g->ovh_ticks != 0)
 		fprintf(out, "sampler overhead: %" PRIu64 " ticks, %.0f ns "
 		    "per tick on average, %" PRIu64 " ns at most\n",

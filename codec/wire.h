@@ -62,6 +62,8 @@ enum rtprof_rec_kind {
 #define RTPROF_SAMPLE_TRUNCATED 0x04 /* deeper than the maximum depth */
 #define RTPROF_SAMPLE_NO_NATIVE 0x08 /* unwinding failed, signal blocked or
 					* not answered within 200 ms */
+#define RTPROF_SAMPLE_SIG_BLOCKED 0x10 /* with NO_NATIVE: the thread blocked
+					* the sampling signal */
 
 /* BACKTRACE flags (the bit SAMPLE uses for the same thing). */
 #define RTPROF_BACKTRACE_TRUNCATED 0x04 /* deeper: the root side is missing */

@@ -250,6 +250,11 @@ void rtprof__perf_detach(const rtprof_lock *lk, struct rtprof__thread *th);
 void rtprof__perf_fork_child(struct rtprof__thread *threads);
 const char *rtprof__perf_method(const rtprof_lock *lk, char *why, size_t n);
 
+/* sample_signal.c: is @sig the sampling signal (in use, or, for a session
+ * that samples, the one the sampler would choose now)? Context: any
+ * thread. */
+int rtprof__sig_taken(int sig, int sampling);
+
 /* procinfo.c: writes process facts with a msgpack packer. */
 struct msgpack_packer;
 void rtprof__pack_process(struct msgpack_packer *pk);

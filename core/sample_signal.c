@@ -3,17 +3,24 @@
  * with a signal, copied by its handler (rt/rt_signal.c), unwound here.
  *
  * Used for threads the perf-event path (sample_perf.c) cannot take. A
- * thread is asked for a copy of its stack with RTPROF__SAMPLE_SIGNAL; the
- * copy is unwound (core/unwind.c) and merged with the labels by stack
- * address into one SAMPLE record. A thread that waits for a CPU answers
- * only when it is scheduled, often a time slice later: its request stays
- * asked in one of a few slots and the sampler goes on; at a later tick the
- * answer becomes the sample of the tick that asked (the thread has not run
- * since: its stack then is the one it had). Meanwhile the thread gets no
- * other sample. A thread that blocks the signal, or that has not answered
- * after PENDING_MAX_NS, or a request for which no slot is free, gets a
- * sample without native frames (flag NO_NATIVE); one that blocks the
- * signal is asked less often after that.
+ * thread is asked for a copy of its stack with the sampling signal, a
+ * real-time signal chosen once per process (rtprof__sample_signal: not
+ * SIGPROF, which is the program's; see rt/rt_signal.c); the copy is
+ * unwound (core/unwind.c) and merged with the labels by stack address into
+ * one SAMPLE record. A thread that waits for a CPU answers only when it is
+ * scheduled, often a time slice later: its request stays asked in its
+ * slot and the sampler goes on; at a later tick the answer becomes the
+ * sample of the tick that asked (the thread has not run since: its stack
+ * then is the one it had). Meanwhile the thread gets no other sample.
+ * There are as many slots as threads wait at once (blocks of
+ * RTPROF__SAMPLE_BLOCK, added when all are asked, up to
+ * RTPROF__SAMPLE_SLOTS_MAX). A thread that has not answered after
+ * PENDING_MAX_NS, or a request for which no slot is left, gets a sample
+ * without native frames (flag NO_NATIVE); one that blocks the signal gets
+ * NO_NATIVE | SIG_BLOCKED, and is asked less often after that (and never
+ * signalled again while it still blocks it: real-time signals queue).
+ * Should the program install its own handler on the sampling signal, the
+ * sampler steps aside (step_aside(): no more signals in this process).
  *
  * Context: the sampler thread, with the core lock held (which keeps thread
  * records alive: a thread that unregistered is never signalled), except
@@ -25,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,20 +45,38 @@
  * How long the sampler waits for a thread's handler before it goes on to
  * the next thread (leaving the request asked); how long a request may stay
  * asked before the sampler gives up on it, and how much CPU a thread that
- * has not answered may use before its blocked signal counts.
+ * has not answered may use before its blocked signal counts; how often
+ * the sampler checks that the sampling signal's handler is still its own.
  */
 #define SAMPLE_WAIT_NS 2000000
 #define PENDING_MAX_NS 200000000
 #define MASK_CPU_NS 1000000
-#define REQS_BYTES ((RTPROF__SAMPLE_SLOTS * sizeof(struct rtprof__sample_req) \
-    + 63) & ~(size_t)63)
+#define CHECK_NS 1000000
+#define BLOCK_BYTES (RTPROF__SAMPLE_BLOCK * sizeof(struct rtprof__sample_req))
 
-/* The slots (only the sampler thread touches these, and an unregistering
- * thread in rtprof__sampler_forget: both with the core lock held). */
-static struct rtprof__sample_req *reqs;          /* RTPROF__SAMPLE_SLOTS */
-static struct rtprof__thread *slot_of[RTPROF__SAMPLE_SLOTS];
+/*
+ * The slots: the blocks themselves are in rtprof__sample_blocks (the
+ * handlers read them). Only the sampler thread touches these, and an
+ * unregistering thread in rtprof__sampler_forget: both with the core lock
+ * held.
+ */
+static struct rtprof__thread *slot_of[RTPROF__SAMPLE_SLOTS_MAX];
+static uint32_t nslots;         /* slots in the blocks allocated */
+static uint32_t slots_used;     /* the most ever asked at once */
 static uint64_t req_seq;
+/* The program took the sampling signal: no more signals (step_aside()). */
+static int aside;
+static uint64_t checked_ns;     /* last look at the signal's handler */
 
+/* Slot @i (< nslots). Context: as pending(). */
+static struct rtprof__sample_req *
+slot_at(uint32_t i)
+{
+	/* relaxed: the sampler stored the block itself, under the lock. */
+	return atomic_load_explicit(&rtprof__sample_blocks[i /
+	    RTPROF__SAMPLE_BLOCK], memory_order_relaxed) +
+	    i % RTPROF__SAMPLE_BLOCK;
+}
 
 /*
  * The slot of @th's request still asked from an earlier tick, or NULL (at
@@ -60,10 +86,59 @@ static uint64_t req_seq;
 static struct rtprof__sample_req *
 pending(const struct rtprof__thread *th)
 {
-	for (int i = 0; reqs != NULL && i < RTPROF__SAMPLE_SLOTS; i++)
-		if (slot_of[i] == th)
-			return &reqs[i];
-	return NULL;
+	uint32_t i = atomic_load_explicit(&th->s_slot, memory_order_relaxed);
+
+	if (i == 0 || i > nslots || slot_of[i - 1] != th)
+		return NULL;
+	return slot_at(i - 1);
+}
+
+/*
+ * One more block of slots, mapped untouched (only the slots handlers
+ * write cost memory), published (release) for the handlers; never
+ * unmapped. Return: 0, or -ENOMEM (no memory, or all blocks in use).
+ * Context: sampler thread (or the control thread in rtprof__sig_setup),
+ * lock held.
+ */
+static int
+block_add(void)
+{
+	void *p;
+
+	if (nslots >= RTPROF__SAMPLE_SLOTS_MAX)
+		return -ENOMEM;
+	p = mmap(NULL, BLOCK_BYTES, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	/* release: the zeroed (IDLE) slots before a handler can see them. */
+	atomic_store_explicit(&rtprof__sample_blocks[nslots /
+	    RTPROF__SAMPLE_BLOCK], p, memory_order_release);
+	nslots += RTPROF__SAMPLE_BLOCK;
+	return 0;
+}
+
+/*
+ * A free slot for @th's request, its memory counted the first time it is
+ * used; a new block when all are asked. Return: the slot, or NULL.
+ * Context: sampler thread, lock held.
+ */
+static struct rtprof__sample_req *
+slot_take(const rtprof_lock *lk, struct rtprof__thread *th)
+{
+	uint32_t i = 0;
+
+	while (i < nslots && slot_of[i] != NULL)
+		i++;
+	if (i == nslots && block_add() != 0)
+		return NULL;
+	if (i + 1 > slots_used) {
+		rtprof__core_get(lk)->memory += sizeof(struct rtprof__sample_req);
+		slots_used = i + 1;
+	}
+	slot_of[i] = th;
+	atomic_store_explicit(&th->s_slot, i + 1, memory_order_relaxed);
+	return slot_at(i);
 }
 
 /*
@@ -96,12 +171,15 @@ done_wait(struct rtprof__sample_req *rq)
 	}
 }
 
-/* Free slot @rq (withdrawn or done). Context: as pending(). */
+/* Free @th's slot @rq (withdrawn or done). Context: as pending(). */
 static void
-slot_free(struct rtprof__sample_req *rq)
+slot_free(struct rtprof__thread *th, struct rtprof__sample_req *rq)
 {
+	uint32_t i = atomic_load_explicit(&th->s_slot, memory_order_relaxed);
+
 	atomic_store_explicit(&rq->state, 0, memory_order_relaxed);
-	slot_of[rq - reqs] = NULL;
+	atomic_store_explicit(&th->s_slot, 0, memory_order_relaxed);
+	slot_of[i - 1] = NULL;
 }
 
 /*
@@ -114,28 +192,22 @@ slot_free(struct rtprof__sample_req *rq)
 static struct rtprof__sample_req *
 ask(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t deadline)
 {
-	struct rtprof__sample_req *rq = NULL;
+	struct rtprof__sample_req *rq = slot_take(lk, th);
 	uint64_t seq = ++req_seq << 2, st, t0;
 	int spins = 0;
 
-	(void)lk;
-	for (int i = 0; i < RTPROF__SAMPLE_SLOTS; i++)
-		if (slot_of[i] == NULL) {
-			rq = &reqs[i];
-			break;
-		}
 	if (rq == NULL)
 		return NULL;
-	slot_of[rq - reqs] = th;
 	atomic_store_explicit(&rq->target, th, memory_order_relaxed);
-	/* release: `target` before the request; pairs with the handler's
-	 * acquire load of `state`. */
+	/* release: `target` and th->s_slot before the request; pairs with
+	 * the handler's acquire load of `state`. */
 	atomic_store_explicit(&rq->state, seq | RTPROF__REQ_ASKED,
 	    memory_order_release);
 	if (syscall(SYS_tgkill, (int)rtprof__sample_pid, (int)th->tid,
-	    RTPROF__SAMPLE_SIGNAL) != 0) {
+	    atomic_load_explicit(&rtprof__sample_signal,
+	    memory_order_relaxed)) != 0) {
 		withdraw(rq);   /* no signal: no handler can claim it */
-		slot_free(rq);
+		slot_free(th, rq);
 		return NULL;
 	}
 	t0 = rtprof__mono_ns();
@@ -192,7 +264,8 @@ merge(const uint64_t *ips, const uint64_t *sps, int n, const char *const *lab,
 	return k;
 }
 
-/* Does thread @tid block SIGPROF? (/proc/self/task/TID/status, SigBlk) */
+/* Does thread @tid block the sampling signal? (/proc/self/task/TID/status,
+ * SigBlk) */
 static int
 blocks_signal(pid_t tid)
 {
@@ -214,14 +287,16 @@ blocks_signal(pid_t tid)
 	p = strstr(buf, "SigBlk:");
 	if (p == NULL || sscanf(p + 7, "%llx", &mask) != 1)
 		return 0;
-	return (mask >> (RTPROF__SAMPLE_SIGNAL - 1)) & 1;
+	return (mask >> (atomic_load_explicit(&rtprof__sample_signal,
+	    memory_order_relaxed) - 1)) & 1;
 }
 
 /*
- * A thread that blocks SIGPROF would cost every tick the full wait: after
- * each miss in a row it is skipped for twice as many ticks, up to 1024. A
- * thread that was only slow to get a CPU (its handler runs when it is
- * scheduled) keeps its request for a later tick instead.
+ * A thread that blocks the sampling signal would cost every tick the full
+ * wait: after each miss in a row it is skipped for twice as many ticks, up
+ * to 1024 (s_misses counts only such misses). A thread that was only slow
+ * to get a CPU (its handler runs when it is scheduled) keeps its request
+ * for a later tick instead.
  * Context: sampler thread, lock held.
  */
 static int
@@ -280,7 +355,7 @@ forget(struct rtprof__thread *th)
 	if (rq != NULL) {
 		if (!withdraw(rq))
 			done_wait(rq);
-		slot_free(rq);
+		slot_free(th, rq);
 	}
 }
 
@@ -307,7 +382,7 @@ rtprof__sig_settle(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t no
 		return 0;
 	/* acquire: pairs with the handler's release of DONE. */
 	st = atomic_load_explicit(&rq->state, memory_order_acquire);
-	if ((st & 3) == RTPROF__REQ_ASKED) {
+	if ((st & 3) == RTPROF__REQ_ASKED && !aside) {
 		cpu = rtprof__cpu_ns(th);
 		blocks = cpu >= 0 &&
 		    (uint64_t)cpu - th->s_cpu_last >= MASK_CPU_NS &&
@@ -318,14 +393,57 @@ rtprof__sig_settle(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t no
 	/* Asked only of an awake thread: no flag but why it has no frames. */
 	if (withdraw(rq)) {
 		rtprof__sample_labels(lk, th, th->s_ask_t, th->s_ask_cpu,
-		    RTPROF_SAMPLE_NO_NATIVE);
+		    RTPROF_SAMPLE_NO_NATIVE |
+		    (blocks ? RTPROF_SAMPLE_SIG_BLOCKED : 0));
 		if (blocks)
 			back_off(th);
 	} else {
 		done_wait(rq);
 		sample_native(th, rq, th->s_ask_t, th->s_ask_cpu, 0);
 	}
-	slot_free(rq);
+	slot_free(th, rq);
+	return 0;
+}
+
+/*
+ * The program installed its own handler on the sampling signal: send no
+ * more signals in this process (its handler, or its SIG_DFL, would get
+ * them), say so once on stderr and with a marker on the sampler's thread.
+ * Threads get samples without native frames from now on.
+ * Context: sampler thread, lock held.
+ */
+static void
+step_aside(int sig)
+{
+	aside = 1;
+	fprintf(stderr, "rtprof: the program installed its own handler for "
+	    "signal %d (SIGRTMIN+%d), which rtprof samples with: no more "
+	    "native stacks from signals in process %d\n", sig, sig - SIGRTMIN,
+	    (int)getpid());
+	rtprof_mark("rtprof: sampling signal taken by the program",
+	    RTPROF_CAT_OTHER);
+}
+
+/*
+ * May the sampler still send its signal? Its handler is looked at once in
+ * CHECK_NS at most (one sigaction() call, not one per sample): the program
+ * can have replaced it since, and then gets the signals of that interval
+ * at most. Context: sampler thread, lock held.
+ */
+static int
+signal_ours(uint64_t now)
+{
+	int sig = atomic_load_explicit(&rtprof__sample_signal,
+	    memory_order_relaxed);
+	struct sigaction cur;
+
+	if (aside || now - checked_ns < CHECK_NS)
+		return !aside;
+	checked_ns = now;
+	if (sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+	    cur.sa_sigaction == rtprof__sample_handler)
+		return 1;
+	step_aside(sig);
 	return 0;
 }
 
@@ -340,19 +458,33 @@ rtprof__sig_sample(const rtprof_lock *lk, struct rtprof__thread *th,
     uint64_t t, uint64_t d, unsigned flags, uint64_t now, uint64_t deadline)
 {
 	struct rtprof__sample_req *rq;
+	unsigned none = flags | RTPROF_SAMPLE_NO_NATIVE;
 
-	if (!can_ask(th)) {
-		rtprof__sample_labels(lk, th, t, d, flags | RTPROF_SAMPLE_NO_NATIVE);
+	if (!can_ask(th)) {     /* it blocked the signal when last asked */
+		rtprof__sample_labels(lk, th, t, d,
+		    none | RTPROF_SAMPLE_SIG_BLOCKED);
+		return;
+	}
+	if (!signal_ours(now)) {
+		rtprof__sample_labels(lk, th, t, d, none);
+		return;
+	}
+	/* Blocked last time and still: a real-time signal would only queue
+	 * up behind the one it has not taken yet. */
+	if (th->s_misses != 0 && blocks_signal(th->tid)) {
+		rtprof__sample_labels(lk, th, t, d,
+		    none | RTPROF_SAMPLE_SIG_BLOCKED);
+		back_off(th);
 		return;
 	}
 	rq = ask(lk, th, deadline);
 	if (rq != NULL) {
 		sample_native(th, rq, t, d, flags);
-		slot_free(rq);
+		slot_free(th, rq);
 		return;
 	}
 	if (pending(th) == NULL) {      /* no free slot, or no such thread */
-		rtprof__sample_labels(lk, th, t, d, flags | RTPROF_SAMPLE_NO_NATIVE);
+		rtprof__sample_labels(lk, th, t, d, none);
 		return;
 	}
 	/* Not answered yet: settle() writes it, now if the thread ran with
@@ -369,7 +501,7 @@ rtprof__sig_sample(const rtprof_lock *lk, struct rtprof__thread *th,
 void
 rtprof__sig_forget_all(void)
 {
-	for (int i = 0; i < RTPROF__SAMPLE_SLOTS; i++)
+	for (uint32_t i = 0; i < nslots; i++)
 		if (slot_of[i] != NULL)
 			forget(slot_of[i]);
 }
@@ -387,23 +519,86 @@ rtprof__sampler_forget(const rtprof_lock *lk, struct rtprof__thread *th)
 }
 
 /*
- * rtprof__sig_setup - allocate the request slots and install the sampling
- * signal's handler, once per process (a fork child allocates its own: the
- * parent's slots were copied with whatever the parent's sampler had asked).
- * Context: control thread, lock held. Return: 0, -ENOMEM or -EAGAIN.
+ * The real-time signal the sampler would take now: from SIGRTMAX down to
+ * SIGRTMIN (glibc keeps its own signals below that), the first nobody
+ * handles or ignores (SIG_DFL). Return: it, or 0. Context: any thread.
+ */
+static int
+choose_signal(void)
+{
+	struct sigaction cur;
+
+	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--)
+		if (sigaction(sig, NULL, &cur) == 0 &&
+		    !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL)
+			return sig;
+	return 0;
+}
+
+/*
+ * rtprof__sig_taken - is @sig the sampling signal: the one in use (the
+ * sampler and its handler stay for the process's life), or, none chosen
+ * yet and @sampling, the one rtprof__sig_setup would choose now? For the
+ * flight recorder's dump signal, checked before the sampler starts.
+ * Context: any thread.
+ */
+int
+rtprof__sig_taken(int sig, int sampling)
+{
+	int cur = atomic_load_explicit(&rtprof__sample_signal,
+	    memory_order_relaxed);
+
+	if (cur != 0)
+		return sig == cur;
+	return sampling && sig == choose_signal();
+}
+
+/*
+ * The sampling signal's handler is installed already: a fork child (the
+ * parent's copy of it). Keep the signal and the handler it replaced then;
+ * forget the requests the parent had asked (the slots are the child's
+ * copies). Context: control thread, lock held.
+ */
+static int
+inherited(void)
+{
+	int sig = atomic_load_explicit(&rtprof__sample_signal,
+	    memory_order_relaxed);
+	struct sigaction cur;
+
+	if (sig == 0 || sigaction(sig, NULL, &cur) != 0 ||
+	    !(cur.sa_flags & SA_SIGINFO) ||
+	    cur.sa_sigaction != rtprof__sample_handler)
+		return 0;
+	for (uint32_t i = 0; i < nslots; i++) {
+		atomic_store_explicit(&slot_at(i)->state, 0,
+		    memory_order_relaxed);
+		slot_of[i] = NULL;
+	}
+	return 1;
+}
+
+/*
+ * rtprof__sig_setup - choose the sampling signal and install its handler,
+ * once per process, with a first block of request slots (a fork child
+ * keeps the parent's signal and handler, see inherited()).
+ * Context: control thread, lock held. Return: 0, -ENOMEM or -EAGAIN (no
+ * free real-time signal, or sigaction failed).
  */
 int
 rtprof__sig_setup(const rtprof_lock *lk)
 {
-	struct rtprof__core *c = rtprof__core_get(lk);
 	struct sigaction sa;
+	int sig;
 
-	reqs = aligned_alloc(64, REQS_BYTES);
-	if (reqs == NULL)
-		return -ENOMEM;
-	memset(reqs, 0, REQS_BYTES);
-	memset(slot_of, 0, sizeof(slot_of));
+	(void)lk;
 	rtprof__sample_pid = getpid();
+	aside = 0;
+	checked_ns = 0;
+	if (nslots == 0 && block_add() != 0)
+		return -ENOMEM;
+	if (inherited())
+		return 0;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = rtprof__sample_handler;
 	/* SA_RESTART: interrupted read/write and friends restart; calls that
@@ -413,29 +608,33 @@ rtprof__sig_setup(const rtprof_lock *lk)
 	 * one call from being interrupted again and again. */
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(RTPROF__SAMPLE_SIGNAL, &sa, &rtprof__sample_prev) != 0) {
-		free(reqs);
-		reqs = NULL;
-		return -EAGAIN;
+	for (;;) {
+		sig = choose_signal();
+		if (sig == 0)
+			return -EAGAIN;
+		/* Before the handler: it reads neither until its signal. */
+		atomic_store_explicit(&rtprof__sample_signal, sig,
+		    memory_order_relaxed);
+		if (sigaction(sig, &sa, &rtprof__sample_prev) != 0)
+			return -EAGAIN;
+		if (rtprof__sample_prev.sa_handler == SIG_DFL &&
+		    !(rtprof__sample_prev.sa_flags & SA_SIGINFO))
+			return 0;
+		/* Taken meanwhile by another thread: give it back. */
+		sigaction(sig, &rtprof__sample_prev, NULL);
 	}
-	/* release: the request is set up before handlers can see it. */
-	atomic_store_explicit(&rtprof__sample_req_ptr, reqs,
-	    memory_order_release);
-	c->memory += REQS_BYTES;
-	return 0;
 }
 
-/* Undo rtprof__sig_setup (the sampler thread could not start).
- * Context: control thread, lock held. */
+/* Undo rtprof__sig_setup (the sampler thread could not start). The slot
+ * blocks stay: a handler may be reading them. Context: control thread,
+ * lock held. */
 void
 rtprof__sig_teardown(const rtprof_lock *lk)
 {
-	struct rtprof__core *c = rtprof__core_get(lk);
+	int sig = atomic_load_explicit(&rtprof__sample_signal,
+	    memory_order_relaxed);
 
-	atomic_store_explicit(&rtprof__sample_req_ptr, NULL,
-	    memory_order_release);
-	sigaction(RTPROF__SAMPLE_SIGNAL, &rtprof__sample_prev, NULL);
-	c->memory -= REQS_BYTES;
-	free(reqs);
-	reqs = NULL;
+	(void)lk;
+	if (sig != 0)
+		sigaction(sig, &rtprof__sample_prev, NULL);
 }

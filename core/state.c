@@ -129,7 +129,8 @@ rtprof__settings_resolve(const struct rtprof_settings *in,
 	    (out->mode != RTPROF_MODE_FLIGHT_RECORDER || out->dump_signal < 1 ||
 	    out->dump_signal >= NSIG || out->dump_signal == SIGKILL ||
 	    out->dump_signal == SIGSTOP ||
-	    out->dump_signal == RTPROF__SAMPLE_SIGNAL))
+	    rtprof__sig_taken(out->dump_signal,
+	    out->sample_interval_us != RTPROF_SAMPLING_OFF)))
 		return -EINVAL;
 	return 0;
 }

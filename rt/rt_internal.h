@@ -142,6 +142,11 @@ struct rtprof__thread {
 	clockid_t cpu_clock;            /* its CPU-time clock */
 	/* Owner (signal handler) increments; anyone reads (statistics). */
 	_Atomic uint64_t signals;
+	/* The slot of the request asked of it, + 1 (0: none): the sampler
+	 * stores it (relaxed) before the request's release store and the
+	 * tgkill; the owner's handler loads it (relaxed) and checks the
+	 * slot's state (acquire) and target. */
+	_Atomic uint32_t s_slot;
 	/* Sampler increments; anyone reads (statistics). */
 	_Atomic uint64_t samples;
 	/* Sampler-owned, under the core mutex. */
@@ -152,7 +157,7 @@ struct rtprof__thread {
 	uint32_t s_misses;              /* signals not answered in a row */
 	uint32_t s_skip;                /* ticks left before asking again */
 	/* The sample a request not answered within its tick is for (the
-	 * request in its slot, core/sampler.c pending(); asked at
+	 * request in its slot, core/sample_signal.c pending(); asked at
 	 * s_mono_last, with s_cpu_last its CPU clock then). */
 	uint64_t s_ask_t;               /* the sample's time (ticks) */
 	uint64_t s_ask_cpu;             /* its CPU delta (ns) */
@@ -192,17 +197,23 @@ struct rtprof__thread {
 };
 
 /*
- * A request from the sampler to one thread's signal handler, in one of
- * RTPROF__SAMPLE_SLOTS slots (the sampler owns them; at most one per
- * thread). state = seq << 2 | phase. The sampler writes `target`, then
- * stores seq|REQ (release) and signals the target; the handler, on the
- * target thread, finds the slot asked of it, moves REQ -> CLAIMED by CAS,
- * fills the copy, stores seq|DONE (release). The sampler either sees DONE
- * (acquire), or cancels a request by CAS REQ -> IDLE; a handler that
- * claimed it already is only copying (bounded) and the sampler waits for
- * DONE. A thread that waits for a CPU answers only when it is scheduled:
- * its request stays asked in its slot and is collected at a later tick
- * (core/sampler.c).
+ * A request from the sampler to one thread's signal handler, in one of up
+ * to RTPROF__SAMPLE_SLOTS_MAX slots (the sampler owns them; at most one
+ * per thread). state = seq << 2 | phase. The sampler writes `target` and
+ * the thread's s_slot, then stores seq|ASKED (release) and signals the
+ * target; the handler, on the target thread, goes to the slot s_slot
+ * names, moves ASKED -> CLAIMED by CAS, fills the copy, stores seq|DONE
+ * (release). The sampler either sees DONE (acquire), or cancels a request
+ * by CAS ASKED -> IDLE; a handler that claimed it already is only copying
+ * (bounded) and the sampler waits for DONE. A thread that waits for a CPU
+ * answers only when it is scheduled: its request stays asked in its slot
+ * and is collected at a later tick (core/sample_signal.c).
+ *
+ * Slots come in blocks of RTPROF__SAMPLE_BLOCK, allocated by the sampler
+ * when every slot it has is asked (as many slots as threads wait for a
+ * CPU at once), each block mapped untouched (a slot's 64 KiB stack copy
+ * costs memory only once a handler wrote it) and never freed while the
+ * process may still take a signal: a handler may be reading it.
  */
 enum {
 	RTPROF__REQ_IDLE = 0,
@@ -214,7 +225,9 @@ enum {
 #define RTPROF__STACK_COPY (64 * 1024)  /* bytes of stack copied at most */
 #define RTPROF__MAX_NATIVE 96           /* native frames kept at most */
 #define RTPROF__NREGS 33                /* x86_64: 17, aarch64: 33 */
-#define RTPROF__SAMPLE_SLOTS 4          /* requests outstanding at most */
+#define RTPROF__SAMPLE_BLOCK 16         /* slots per block */
+#define RTPROF__SAMPLE_BLOCKS 64        /* blocks at most */
+#define RTPROF__SAMPLE_SLOTS_MAX (RTPROF__SAMPLE_BLOCK * RTPROF__SAMPLE_BLOCKS)
 
 struct rtprof__sample_req {
 	_Atomic uint64_t state;
@@ -230,17 +243,26 @@ struct rtprof__sample_req {
 	unsigned char stack[RTPROF__STACK_COPY] __attribute__((aligned(16)));
 };
 
-/* The sampler's RTPROF__SAMPLE_SLOTS requests, or NULL; set once the
- * handler is installed (release), read by the handler (acquire). */
-extern struct rtprof__sample_req *_Atomic rtprof__sample_req_ptr;
+/* The slot blocks, NULL until allocated; a block pointer is stored once
+ * (release, by the sampler) and read by handlers (acquire). */
+extern struct rtprof__sample_req *_Atomic
+    rtprof__sample_blocks[RTPROF__SAMPLE_BLOCKS];
 
-/* The handler the sampler's replaced (foreign SIGPROFs go there) and the
- * pid its own signals come from; set before the handler is installed. */
+/* The handler the sampler's replaced (signals of that number it did not
+ * send go there) and the pid its own signals come from; set before the
+ * handler is installed. */
 extern struct sigaction rtprof__sample_prev;
 extern pid_t rtprof__sample_pid;
 
-/* The signal the sampler uses (SIGPROF). */
-#define RTPROF__SAMPLE_SIGNAL SIGPROF
+/*
+ * The signal the sampler uses, 0 until chosen: a real-time signal free
+ * when the sampler started (core/sample_signal.c, rtprof__sig_setup:
+ * from SIGRTMAX down, the first whose disposition is SIG_DFL). Written by
+ * the control thread that starts the sampler, under the core lock,
+ * before the handler is installed; read (relaxed) by the sampler and by
+ * settings checks on any thread.
+ */
+extern _Atomic int rtprof__sample_signal;
 
 /* Context: a registered thread, as the sampling signal's handler;
  * async-signal-safe, bounded (rt/rt_signal.c). */

@@ -1,16 +1,29 @@
 /*
  * rt_signal.c - the sampling signal's handler: runs on the sampled thread.
  *
- * The sampler (core/sampler.c) asks a thread for its stack through a slot
- * (struct rtprof__sample_req) and a SIGPROF sent with tgkill. This
- * handler, on that thread, only copies: its registers from the signal
- * context, the used part of its stack (at most RTPROF__STACK_COPY bytes
- * from the interrupted stack pointer), and its label stack with the stack
- * pointers the labels were pushed at. The sampler unwinds the copy later,
- * on its own thread, where taking locks (the dynamic loader's, libunwind's)
- * can never deadlock against the interrupted code: the handler takes no
- * lock, allocates nothing, makes no system call, and is bounded by one
- * copy of at most 64 KiB (docs: BENCHMARKS.md, "Sampler").
+ * The sampler (core/sample_signal.c) asks a thread for its stack through a
+ * slot (struct rtprof__sample_req) and the sampling signal sent with
+ * tgkill. This handler, on that thread, only copies: its registers from
+ * the signal context, the used part of its stack (at most
+ * RTPROF__STACK_COPY bytes from the interrupted stack pointer), and its
+ * label stack with the stack pointers the labels were pushed at. The
+ * sampler unwinds the copy later, on its own thread, where taking locks
+ * (the dynamic loader's, libunwind's) can never deadlock against the
+ * interrupted code: the handler takes no lock, allocates nothing, makes no
+ * system call, and is bounded by one copy of at most 64 KiB (docs:
+ * BENCHMARKS.md, "Sampler").
+ *
+ * The sampling signal is not SIGPROF, which belongs to the program (its
+ * own handler, setitimer(ITIMER_PROF), GNU sort's cleanup handler): it is
+ * a real-time signal that nobody had a handler for when the sampler
+ * started (rtprof__sample_signal: from SIGRTMAX down, the first whose
+ * disposition was SIG_DFL; glibc's SIGRTMIN is above the signals glibc
+ * keeps for itself). A signal of that number that the sampler did not send
+ * (not SI_TKILL from this process) goes to the handler it replaced. Should
+ * the program install a handler of its own on that signal later, the
+ * sampler notices within a tick and sends no more signals in this process
+ * (core/sample_signal.c, step_aside()): the program's handler would get
+ * at most the signals of that tick.
  *
  * Context: the owner thread, in signal context. Async-signal-safe.
  */
@@ -20,11 +33,14 @@
 
 #include "rt_internal.h"
 
-struct rtprof__sample_req *_Atomic rtprof__sample_req_ptr;
+struct rtprof__sample_req *_Atomic rtprof__sample_blocks[RTPROF__SAMPLE_BLOCKS];
 struct sigaction rtprof__sample_prev;
 pid_t rtprof__sample_pid;
+_Atomic int rtprof__sample_signal;
 
-/* A SIGPROF that is not the sampler's goes to the handler it replaced. */
+/* A sampling signal that is not the sampler's goes to the handler it
+ * replaced (SIG_DFL: nothing; a real-time signal's default would end the
+ * process). */
 static void
 chain(int sig, siginfo_t *si, void *uc)
 {
@@ -114,13 +130,41 @@ copy_regs(struct rtprof__sample_req *rq, const ucontext_t *uc)
 #endif
 }
 
+/*
+ * The slot asked of @th, in the state *@st read with acquire (pairs with
+ * the sampler's release store of seq|ASKED, so `target` is the one written
+ * for this request), or NULL: none (a late signal, for a request the
+ * sampler withdrew). Context: @th's sampling signal handler.
+ */
+static struct rtprof__sample_req *
+asked_slot(const struct rtprof__thread *th, uint64_t *st)
+{
+	uint32_t i = atomic_load_explicit(&th->s_slot, memory_order_relaxed);
+	struct rtprof__sample_req *blk;
+
+	if (i == 0 || i > RTPROF__SAMPLE_SLOTS_MAX)
+		return NULL;
+	i--;
+	/* acquire: pairs with the sampler's release store of the block. */
+	blk = atomic_load_explicit(&rtprof__sample_blocks[i /
+	    RTPROF__SAMPLE_BLOCK], memory_order_acquire);
+	if (blk == NULL)
+		return NULL;
+	blk += i % RTPROF__SAMPLE_BLOCK;
+	*st = atomic_load_explicit(&blk->state, memory_order_acquire);
+	if ((*st & 3) != RTPROF__REQ_ASKED ||
+	    atomic_load_explicit(&blk->target, memory_order_relaxed) != th)
+		return NULL;
+	return blk;
+}
+
 /* Context: owner thread, signal context; async-signal-safe, bounded. */
 void
 rtprof__sample_handler(int sig, siginfo_t *si, void *ucv)
 {
 	struct rtprof__thread *th = rtprof__tls.thread;
 	struct rtprof__sample_req *rq;
-	uint64_t st;
+	uint64_t st = 0;
 	uint32_t d;
 	int saved = errno;
 
@@ -129,23 +173,8 @@ rtprof__sample_handler(int sig, siginfo_t *si, void *ucv)
 		chain(sig, si, ucv);
 		goto out;
 	}
-	/* acquire: pairs with the release store when the sampler starts. */
-	rq = atomic_load_explicit(&rtprof__sample_req_ptr, memory_order_acquire);
-	if (rq == NULL || th == NULL)
+	if (th == NULL || (rq = asked_slot(th, &st)) == NULL)
 		goto out;
-	/*
-	 * The slot asked of this thread (at most one is). acquire: pairs
-	 * with the sampler's release store of seq|ASKED, so `target` is the
-	 * one written for this request. Bounded: RTPROF__SAMPLE_SLOTS.
-	 */
-	for (int i = 0;; i++, rq++) {
-		if (i == RTPROF__SAMPLE_SLOTS)
-			goto out;       /* a late signal, or for another thread */
-		st = atomic_load_explicit(&rq->state, memory_order_acquire);
-		if ((st & 3) == RTPROF__REQ_ASKED &&
-		    atomic_load_explicit(&rq->target, memory_order_relaxed) == th)
-			break;
-	}
 	if (!atomic_compare_exchange_strong_explicit(&rq->state, &st,
 	    (st & ~(uint64_t)3) | RTPROF__REQ_CLAIMED, memory_order_acquire,
 	    memory_order_relaxed))

@@ -766,16 +766,22 @@ RTPROF_API int rtprof_audio_init(rtprof_audio *a, const char *name);
  * thread samples every registered thread each interval. Real-time threads
  * (RTPROF_THREAD_RT) and threads that declared themselves asleep
  * (rtprof_thread_sleep) are never interrupted. Other threads that ran since
- * their previous sample receive SIGPROF (rtprof installs a handler; a
- * SIGPROF it did not send goes to the handler it replaced): a call they are
- * blocked in may then return EINTR (poll, nanosleep, usleep...; read and
- * write restart), as with any signal-based profiler. A thread that blocks
- * SIGPROF is sampled without native frames.
+ * their previous sample receive a real-time signal (never SIGPROF, which
+ * is left to the program): the first from SIGRTMAX down that has no
+ * handler when the sampler starts. rtprof installs a handler on it; a
+ * signal of that number it did not send goes to the handler it replaced,
+ * and if the program installs its own handler on it later, rtprof sends
+ * no more signals in the process (native frames stop; said once on
+ * stderr). A call they are blocked in may return EINTR (poll, nanosleep,
+ * usleep...; read and write restart), as with any signal-based profiler.
+ * A thread that blocks the signal is sampled without native frames, and
+ * its samples say so.
  *
  * Context: any thread; may block and allocate.
  * Return: 0, -EBUSY (a session is running), -EINVAL (bad settings or fd;
- * sample_interval_us outside 100..1000000), -ENOMEM, -EAGAIN (could not
- * start the writer or sampler thread, or install the SIGPROF handler),
+ * sample_interval_us outside 100..1000000; a dump_signal that is the
+ * sampling signal), -ENOMEM, -EAGAIN (could not start the writer or
+ * sampler thread, or no real-time signal was free for sampling),
  * -EPERM (a child made by fork() without exec while the parent was
  * recording: that session was copied half-done and is dropped there;
  * record after exec instead).

@@ -293,7 +293,7 @@ pipe_get(int fd)
 {
 	char c;
 
-	if (read(fd, &c, 1) != 1)   /* restarted after SIGPROF */
+	if (read(fd, &c, 1) != 1)   /* restarted after a signal */
 		die("read", -EIO);
 }
 

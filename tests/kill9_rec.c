@@ -5,7 +5,7 @@
  *   kill9_rec DUMP [MS] [flight] [nosampling] [poison | hole]
  *
  * Three registered threads ("dsp", real-time: sampled from its labels;
- * "worker 1" and "worker 2": interrupted by the sampler's SIGPROF) record
+ * "worker 1" and "worker 2": interrupted by the sampler's signal) record
  * continuously: labels, begin/end, instant and complete markers, typed
  * markers (every field kind, copied strings of every length from 0 to 40
  * bytes so that records end at every alignment), a shared and a per-thread
@@ -84,7 +84,7 @@ nap_us(long us)
 {
 	struct timespec t = { .tv_sec = 0, .tv_nsec = us * 1000L };
 
-	/* SIGPROF may cut it short (EINTR): a shorter nap is fine. */
+	/* The sampling signal may cut it short (EINTR): fine. */
 	nanosleep(&t, NULL);
 }
 

@@ -54,7 +54,7 @@ nap_us(long us)
 {
 	struct timespec t = { us / 1000000, (us % 1000000) * 1000L };
 
-	/* SIGPROF may cut it short (EINTR): a shorter nap is fine. */
+	/* The sampling signal may cut it short (EINTR): fine. */
 	nanosleep(&t, NULL);
 }
 

@@ -6,7 +6,7 @@
 # Runs recorders under valgrind memcheck and fails on any error it reports,
 # in particular "Syscall param write(buf) / writev(vector[...]) points to
 # uninitialised byte(s)": kill9_rec for about 1 s in streaming and in
-# flight-recorder mode (recycling chunks), each with sampling on (SIGPROF,
+# flight-recorder mode (recycling chunks), each with sampling on (its signal,
 # stack copies, unwinding; the sampler thread's own chunks of SAMPLE, SAME,
 # COUNTER and OVERHEAD records) and off, and gecko_rec (pause, every marker
 # field kind). The pool zeroes new chunks and reuses written ones, which

@@ -21,8 +21,9 @@
  *  - "rt": a real-time thread (RTPROF_THREAD_RT) busy under label
  *    "rt-stage". Checks: 0 signals delivered to it, label-only samples
  *    carrying its label.
- *  - "masked": busy with SIGPROF blocked, never answers. Checks: all its
- *    samples are flagged without native frames, and the ticks keep their
+ *  - "masked": busy with every signal blocked (the sampling signal among
+ *    them), never answers. Checks: all its samples are flagged without
+ *    native frames and with the signal blocked, and the ticks keep their
  *    rate (the sampler backs off instead of waiting every tick).
  *  - "deep": recurses DEEP_DEPTH frames, deeper than the native frame
  *    limit (RTPROF__MAX_NATIVE), and works 50 us every ms at the bottom. Checks: each of its samples with native frames is flagged
@@ -259,7 +260,7 @@ rt_main(void *arg)
 	return NULL;
 }
 
-/* Busy with SIGPROF blocked: never answers; must not slow the ticks. */
+/* Busy with every signal blocked: never answers; must not slow the ticks. */
 static pid_t tid_masked;
 
 static void *
@@ -268,8 +269,7 @@ masked_main(void *arg)
 	sigset_t set;
 
 	(void)arg;
-	sigemptyset(&set);
-	sigaddset(&set, SIGPROF);
+	sigfillset(&set);
 	RTPROF_CHECK_EQ(pthread_sigmask(SIG_BLOCK, &set, NULL), 0);
 	RTPROF_CHECK_EQ(rtprof_thread_register("masked", 0), 0);
 	tid_masked = gettid_();
@@ -742,6 +742,7 @@ static void
 check_masked(const struct tsamples *ts)
 {
 	size_t nonative = 0, full = 0, oncpu = 0, oncpu_native = 0;
+	size_t blocked = 0;
 
 	for (size_t k = 0; k < ts->n; k++) {
 		const struct smp *s = &ts->v[k];
@@ -750,19 +751,22 @@ check_masked(const struct tsamples *ts)
 			continue;
 		full++;
 		nonative += (s->flags & RTPROF_SAMPLE_NO_NATIVE) != 0;
+		blocked += (s->flags & RTPROF_SAMPLE_SIG_BLOCKED) != 0;
 		if (!(s->flags & RTPROF_SAMPLE_ASLEEP)) {
 			oncpu++;
 			oncpu_native += !(s->flags & RTPROF_SAMPLE_NO_NATIVE);
 		}
 	}
 	fprintf(stderr, "masked: %zu samples, %zu full, %zu without native"
-	    " frames; on CPU %zu, %zu with native frames\n", ts->n, full,
-	    nonative, oncpu, oncpu_native);
+	    " frames, %zu with the signal blocked; on CPU %zu, %zu with native"
+	    " frames\n", ts->n, full, nonative, blocked, oncpu, oncpu_native);
 	RTPROF_CHECK_GT(ts->n, run_ms / 4);
 	if (!D.perf) {
 		RTPROF_CHECK_EQ(nonative, full);
+		RTPROF_CHECK_EQ(blocked, full);
 		return;
 	}
+	RTPROF_CHECK_EQ(blocked, 0);
 	RTPROF_CHECK_GT(oncpu, run_ms / 10);
 	RTPROF_CHECK_GE(oncpu_native * 100, oncpu * 95);
 }

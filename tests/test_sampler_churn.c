@@ -390,7 +390,7 @@ test_starved(void)
 		held += starv[i].held;
 		sampled += x->samples != 0;
 		/* The second half still gets stacks: the requests left asked
-		 * were dropped, their slots freed (4 slots only). */
+		 * were dropped, their slots freed. */
 		native2 += i >= STARVE_CYCLES / 2 && x->native != 0;
 		/* Answered (the handler ran) more often than it has samples
 		 * with native frames: an answer was left when it unregistered

@@ -42,7 +42,7 @@ rng_seed(struct rng *g, uint64_t seed)
 	rng_next(g);
 }
 
-/* A signal (the sampler's SIGPROF, a test's own) just shortens it. */
+/* A signal (the sampler's, a test's own) just shortens it. */
 static inline void
 sleep_us(unsigned us)
 {

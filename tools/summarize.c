@@ -20,6 +20,9 @@
  *     was asleep; in a profile the thread's first sample, and any other
  *     whose leaf is not Idle and whose CPU delta reaches the sampler's own
  *     2%-of-a-tick limit), symbolized like the converter does;
+ *   - samples without a stack because the thread blocked the sampling
+ *     signal (flag SIG_BLOCKED, dumps only: a profile does not say), per
+ *     thread: not counted as self samples, no folded stack;
  *   - with --folded, folded stacks instead ("a;b;c N" lines, outermost
  *     first, for flame-graph tools).
  * A dump is read with the codec's reader (no profile is built); a profile
@@ -209,6 +212,7 @@ struct sum {
 	size_t npend;                   /* threads with a pending marker */
 	/* Across inputs: */
 	struct agg blocked, bstack, cpu, self, folded_stacks;
+	struct agg sig_blocked;         /* SAMPLEs with the signal blocked */
 	uint64_t nostack_n;             /* Blocked without a backtrace */
 	double nostack_ms;
 	uint64_t samples;
@@ -420,6 +424,20 @@ nomem:
 	return fail(s, -ENOMEM);
 }
 
+/* A SAMPLE of a thread that blocked the sampling signal: no stack (its
+ * labels at most), counted per thread; the SAMEs after it repeat none. */
+static int
+sig_blocked(struct sum *s, const struct rtprof_rec_view *r, size_t ti)
+{
+	char key[160];
+
+	free(s->th[ti].last);
+	s->th[ti].last = NULL;
+	snprintf(key, sizeof(key), "\"%s\" (tid %" PRId64 ", %s pid %"
+	    PRId64 ")", s->th[ti].name, r->tid, s->process, s->pid);
+	return agg_add(&s->sig_blocked, key, 1) != 0 ? fail(s, -ENOMEM) : 0;
+}
+
 /* The pending Blocked marker of stream @ti, with the stack of @bt (a
  * BACKTRACE record of the same start) or without one. */
 static int
@@ -505,6 +523,9 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
 			if (agg_add(&s->cpu, key, (double)r->cpu_ns / 1e6) != 0)
 				return fail(s, -ENOMEM);
 		}
+		if (r->kind == RTPROF_REC_SAMPLE &&
+		    (r->flags & RTPROF_SAMPLE_SIG_BLOCKED))
+			return sig_blocked(s, r, ti);
 		if (r->kind == RTPROF_REC_SAMPLE)
 			return sample(s, r, ti);
 		/* SAME: the thread's previous stack again. */
@@ -1713,6 +1734,16 @@ cmd_summarize(int argc, char **argv)
 	for (size_t k = 0; v != NULL && k < s.cpu.n && k < top; k++)
 		printf("  %12.3f ms  %s\n", v[k].total, v[k].key);
 	free(v);
+	v = agg_sorted(&s.sig_blocked);
+	if (s.sig_blocked.n != 0)
+		printf("\nSamples without a stack, the sampling signal "
+		    "blocked:\n");
+	for (size_t k = 0; v != NULL && k < s.sig_blocked.n && k < top; k++)
+		printf("  %" PRIu64 " samples of thread %s had the signal "
+		    "blocked\n", v[k].n, v[k].key);
+	if (s.sig_blocked.n > top)
+		printf("  (%zu more threads)\n", s.sig_blocked.n - top);
+	free(v);
 	printf("\nTop functions by self samples:\n");
 	v = agg_sorted(&s.self);
 	for (size_t k = 0, all = 0; v != NULL && k < s.self.n && k < top;
@@ -1730,6 +1761,7 @@ out:
 	agg_free(&s.cpu);
 	agg_free(&s.self);
 	agg_free(&s.folded_stacks);
+	agg_free(&s.sig_blocked);
 	free(s.str);
 	free(s.th);
 	return status;
