@@ -101,6 +101,41 @@ rtprof_crc32c_portable(uint32_t crc, const void *buf, size_t len)
 	return ~crc;
 }
 
+/* a * b modulo the CRC-32C polynomial, bit-reflected (bit 31 is x^0). */
+static uint32_t
+gf2_mul(uint32_t a, uint32_t b)
+{
+	uint32_t p = 0;
+
+	for (uint32_t m = 1u << 31; m != 0; m >>= 1) {
+		if (a & m)
+			p ^= b;
+		b = b & 1 ? (b >> 1) ^ 0x82F63B78u : b >> 1;
+	}
+	return p;
+}
+
+/* @crc carried over @n more bytes of zeros, without the bytes: times
+ * x^(8n), by squaring. */
+static uint32_t
+crc_shift(uint32_t crc, uint64_t n)
+{
+	uint32_t sq = 1u << 23; /* x^8 */
+
+	for (; n != 0; n >>= 1) {
+		if (n & 1)
+			crc = gf2_mul(sq, crc);
+		sq = gf2_mul(sq, sq);
+	}
+	return crc;
+}
+
+uint32_t
+rtprof_crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b)
+{
+	return crc_shift(crc_a, len_b) ^ crc_b;
+}
+
 void
 rtprof_frame_hdr_encode(unsigned char out[RTPROF_FRAME_HEADER_SIZE],
     const struct rtprof_frame_hdr *h)
@@ -139,6 +174,26 @@ rtprof_frame_hdr_decode(const unsigned char in[RTPROF_FRAME_HEADER_SIZE],
 }
 
 #define SCAN_MIN_SPACE (64u << 10)
+#define CK_STEP 256u /* bytes between two prefix CRCs of a hunt */
+
+/*
+ * A hunt's prefix CRCs: crc(x) is the CRC-32C of the stream from @base to
+ * offset x. ck[i] = crc(base + (first + i) * CK_STEP), for the checkpoints
+ * from the scanner's position on; @front is how far they reach. The CRC of
+ * any payload [a, b) in the buffer is then crc(b) ^ shift(crc(a), b - a),
+ * each crc(x) from the checkpoint below x (or the scanner's position) plus
+ * fewer than CK_STEP bytes. Every byte is fed to the CRC once per hunt.
+ */
+struct rtprof_crcidx {
+	uint64_t base;
+	uint64_t front;         /* crc() known up to here: front_crc */
+	uint32_t front_crc;
+	uint32_t start_crc;     /* crc(s->offset) */
+	uint64_t first;         /* checkpoint number of ck[0] */
+	size_t n, cap;
+	uint32_t *ck;
+	int broken;             /* out of memory: CRCs computed directly */
+};
 
 int
 rtprof_scanner_init(struct rtprof_scanner *s)
@@ -152,6 +207,9 @@ rtprof_scanner_init(struct rtprof_scanner *s)
 void
 rtprof_scanner_free(struct rtprof_scanner *s)
 {
+	if (s->idx != NULL)
+		free(s->idx->ck);
+	free(s->idx);
 	free(s->buf);
 	memset(s, 0, sizeof(*s));
 }
@@ -198,6 +256,111 @@ rtprof_scanner_pending(const struct rtprof_scanner *s)
 	return s->fill - s->start;
 }
 
+/* The buffered byte at stream offset @off (>= s->offset). */
+static const unsigned char *
+at(const struct rtprof_scanner *s, uint64_t off)
+{
+	return s->buf + s->start + (size_t)(off - s->offset);
+}
+
+/* Start the prefix CRCs of a hunt at the scanner's position. */
+static void
+idx_start(struct rtprof_scanner *s)
+{
+	struct rtprof_crcidx *x = s->idx;
+
+	if (x == NULL && (x = s->idx = calloc(1, sizeof(*x))) == NULL)
+		return;
+	x->base = x->front = s->offset;
+	x->front_crc = x->start_crc = 0;
+	x->first = 1; /* checkpoint 0 is crc(base) = 0, not stored */
+	x->n = 0;
+	x->broken = 0;
+}
+
+/* Append the checkpoint @crc, first dropping those behind the scanner. */
+static void
+idx_push(struct rtprof_scanner *s, struct rtprof_crcidx *x, uint32_t crc)
+{
+	uint64_t keep = (s->offset - x->base) / CK_STEP;
+
+	if (x->n == x->cap && keep > x->first) {
+		size_t drop = (size_t)(keep - x->first);
+
+		if (drop > x->n)
+			drop = x->n;
+		memmove(x->ck, x->ck + drop, (x->n - drop) * sizeof(*x->ck));
+		x->n -= drop;
+		x->first += drop;
+	}
+	if (x->n == x->cap) {
+		size_t ncap = x->cap ? 2 * x->cap : 1024;
+		uint32_t *nck = realloc(x->ck, ncap * sizeof(*nck));
+
+		if (nck == NULL) {
+			x->broken = 1;
+			return;
+		}
+		x->ck = nck;
+		x->cap = ncap;
+	}
+	x->ck[x->n++] = crc;
+}
+
+/* Feed the bytes up to offset @to (buffered) to the prefix CRC. */
+static void
+idx_extend(struct rtprof_scanner *s, struct rtprof_crcidx *x, uint64_t to)
+{
+	while (x->front < to && !x->broken) {
+		uint64_t next = x->base + ((x->front - x->base) / CK_STEP + 1) *
+		    CK_STEP;
+		uint64_t end = next < to ? next : to;
+
+		x->front_crc = rtprof_crc32c(x->front_crc, at(s, x->front),
+		    (size_t)(end - x->front));
+		x->front = end;
+		if (end == next)
+			idx_push(s, x, x->front_crc);
+	}
+}
+
+/* crc(@off), for s->offset <= @off <= x->front. */
+static uint32_t
+idx_crc(const struct rtprof_scanner *s, const struct rtprof_crcidx *x,
+    uint64_t off)
+{
+	uint64_t k = (off - x->base) / CK_STEP, from = x->base + k * CK_STEP;
+	uint32_t crc;
+
+	if (from >= s->offset && k == 0) {
+		crc = 0;
+	} else if (from >= s->offset && k >= x->first) {
+		crc = x->ck[k - x->first];
+	} else {
+		from = s->offset;
+		crc = x->start_crc;
+	}
+	return rtprof_crc32c(crc, at(s, from), (size_t)(off - from));
+}
+
+/* The payload CRC of the frame at the scanner's position is right. */
+static int
+payload_ok(struct rtprof_scanner *s, const struct rtprof_frame_hdr *h)
+{
+	const unsigned char *p = s->buf + s->start;
+	uint32_t want = rtprof_le32(p + RTPROF_FRAME_HEADER_SIZE + h->len);
+	struct rtprof_crcidx *x = s->idx;
+	uint64_t a = s->offset + RTPROF_FRAME_HEADER_SIZE, b = a + h->len;
+
+	if (s->hunting && x != NULL)
+		idx_extend(s, x, b);
+	if (!s->hunting || x == NULL || x->broken)
+		return rtprof_crc32c(0, p + RTPROF_FRAME_HEADER_SIZE, h->len) ==
+		    want;
+	return (idx_crc(s, x, b) ^ crc_shift(idx_crc(s, x, a), h->len)) ==
+	    want;
+}
+
 /* Skip one byte of garbage and look for the next sync. */
 static void
 scan_skip(struct rtprof_scanner *s)
@@ -208,12 +371,19 @@ scan_skip(struct rtprof_scanner *s)
 	if (!s->hunting) {
 		s->hunting = 1;
 		s->resyncs++;
+		idx_start(s);
 	}
 	p = memchr(s->buf + s->start + 1, RTPROF_FRAME_SYNC0,
 	    (size_t)(e - (s->buf + s->start + 1)));
 	if (p == NULL)
 		p = e;
 	skip = (size_t)(p - (s->buf + s->start));
+	if (s->idx != NULL && !s->idx->broken) {
+		/* Keep crc() at the new position while its bytes are here. */
+		idx_extend(s, s->idx, s->offset + skip);
+		if (!s->idx->broken)
+			s->idx->start_crc = idx_crc(s, s->idx, s->offset + skip);
+	}
 	s->skipped_bytes += skip;
 	s->start += skip;
 	s->offset += skip;
@@ -237,8 +407,7 @@ rtprof_scanner_next(struct rtprof_scanner *s, struct rtprof_frame *f)
 		total = RTPROF_FRAME_OVERHEAD + (size_t)h.len;
 		if (avail < total)
 			return 0;
-		if (rtprof_crc32c(0, p + RTPROF_FRAME_HEADER_SIZE, h.len) !=
-		    rtprof_le32(p + RTPROF_FRAME_HEADER_SIZE + h.len)) {
+		if (!payload_ok(s, &h)) {
 			/* The header was intact, the payload was not. Do not
 			 * trust the length (bytes may have been lost inside):
 			 * hunt from the next byte, which finds any intact frame

@@ -19,6 +19,14 @@ uint32_t rtprof_crc32c(uint32_t crc, const void *buf, size_t len);
 /* The same with tables only (what rtprof_crc32c falls back to). */
 uint32_t rtprof_crc32c_portable(uint32_t crc, const void *buf, size_t len);
 
+/*
+ * rtprof_crc32c_combine - the CRC-32C of A followed by B from the CRC-32C
+ * of A (@crc_a), of B (@crc_b) and B's length, in O(log @len_b): what the
+ * scanner uses to check a payload from prefix CRCs (see below).
+ */
+uint32_t rtprof_crc32c_combine(uint32_t crc_a, uint32_t crc_b,
+    uint64_t len_b);
+
 struct rtprof_frame_hdr {
 	uint8_t kind;
 	uint8_t version;
@@ -61,7 +69,15 @@ rtprof_put_le32(unsigned char *p, uint32_t v)
  * one read's worth of bytes, so memory is bounded by the largest frame.
  * Damage (bad header CRC, bad payload CRC, garbage) is skipped byte by byte
  * until the next valid header, and counted.
+ *
+ * Linear in the bytes fed, whatever they are: while it hunts, it keeps the
+ * CRC of the stream from where the hunt began at every 256th byte, so that
+ * the payload CRC of a header found in the garbage costs at most 512 bytes
+ * of CRC, not its claimed length (a stream of bogus headers claiming 16 MiB
+ * each would otherwise cost 16 MiB of CRC per header).
  */
+struct rtprof_crcidx;
+
 struct rtprof_scanner {
 	unsigned char *buf;
 	size_t cap;
@@ -74,6 +90,7 @@ struct rtprof_scanner {
 	uint64_t skipped_bytes; /* garbage between frames */
 	uint64_t resyncs;      /* times the scanner had to hunt for a header */
 	int hunting;           /* inside a run of garbage */
+	struct rtprof_crcidx *idx; /* prefix CRCs while hunting (frame.c) */
 };
 
 struct rtprof_frame {

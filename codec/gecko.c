@@ -38,6 +38,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "esc.h"
 #include "gecko.h"
 #include "spill.h"
 #include "symbolize.h"
@@ -1085,7 +1086,7 @@ gecko_ms(const struct gsess *g, uint64_t ticks)
 
 	if (g->have_trailer && g->stop_ticks > g->start_ticks &&
 	    g->stop_mono_ns > g->start_mono_ns)
-		ns_per_tick = (double)(g->stop_mono_ns - g->start_mono_ns) /
+		ns_per_tick = rtprof_ns_diff(g->stop_mono_ns, g->start_mono_ns) /
 		    (double)(g->stop_ticks - g->start_ticks);
 	else if (g->ticks_per_second > 0.0)
 		ns_per_tick = 1e9 / g->ticks_per_second;
@@ -3263,8 +3264,8 @@ write_notes(struct gsess *g, struct json *j)
 
 			/* ms in this process's time, like its markers. */
 			json_key(j, "time");
-			json_f64(j, (double)(n->wall_ns - g->start_wall_ns) /
-			    1e6);
+			json_f64(j, rtprof_ns_diff(n->wall_ns,
+			    g->start_wall_ns) / 1e6);
 			if (gmtime_r(&sec, &tm) != NULL) {
 				size_t k = strftime(buf, sizeof(buf),
 				    "%Y-%m-%dT%H:%M:%S", &tm);
@@ -4544,8 +4545,9 @@ name_process(struct rtprof_gecko_writer *w, struct gsess *g)
 	const char *p = g->process != NULL ? g->process : "";
 	int64_t pid = g->pid;
 
-	for (int64_t k = 1; pid_used(w, pid); k++)
-		pid = g->pid + k * 4194304;     /* above PID_MAX_LIMIT */
+	/* Above PID_MAX_LIMIT; wrapping (a dump's pid may be anything). */
+	for (uint64_t k = 1; pid_used(w, pid); k++)
+		pid = (int64_t)((uint64_t)g->pid + k * 4194304u);
 	g->out_pid = pid;
 	if (g->ordinal > 1)
 		snprintf(g->out_name, sizeof(g->out_name), "%s (session %"
@@ -4608,7 +4610,7 @@ write_session(struct rtprof_gecko_writer *w, struct gsess *g)
 		return g->err;
 	if (!w->top_done)
 		w->top_wall_ns = g->start_wall_ns;
-	delta = (double)(g->start_wall_ns - w->top_wall_ns) / 1e6;
+	delta = rtprof_ns_diff(g->start_wall_ns, w->top_wall_ns) / 1e6;
 	g->flt = w->flt;
 	g->notes = w->notes;
 	g->nnotes = w->nnotes;
@@ -4811,12 +4813,14 @@ print_session(const struct gsess *g, FILE *out)
 
 	fprintf(out, "session %" PRIu64 ":\n", g->ordinal);
 	{
+		char p[256], e[1024], c[64];
+
+		/* Dump strings, escaped for the terminal (esc.h). */
 		fprintf(out, "process %" PRId64 " \"%s\" (%s), clock %s at "
-		    "%.0f ticks/s, ", g->pid,
-		    g->process != NULL ? g->process : "",
-		    g->exe != NULL ? g->exe : "",
-		    g->clock_source != NULL ? g->clock_source : "?",
-		    g->ticks_per_second);
+		    "%.0f ticks/s, ", g->pid, rtprof_esc(p, sizeof(p), g->process),
+		    rtprof_esc(e, sizeof(e), g->exe),
+		    rtprof_esc(c, sizeof(c), g->clock_source != NULL ?
+		    g->clock_source : "?"), g->ticks_per_second);
 		/* RTPROF_SAMPLING_OFF (0xffffffff): the session ran without
 		 * the sampler. */
 		if (g->sample_interval_us >= 0xffffffffu)
@@ -4844,12 +4848,13 @@ print_session(const struct gsess *g, FILE *out)
 	fprintf(out, "%zu thread(s):\n", g->nth);
 	for (size_t i = 0; i < g->nth; i++) {
 		const struct gthread *th = &g->th[i];
+		char nm[256];
 
 		drop_full += th->dropped_full;
 		drop_nested += th->dropped_nested;
 		fprintf(out, "  tid %" PRId64 " \"%s\"%s%s%s: %" PRIu64
 		    " records, %" PRIu64 " samples", th->tid,
-		    th->name != NULL ? th->name : "",
+		    rtprof_esc(nm, sizeof(nm), th->name),
 		    th->flags & 2 ? " main" : "",
 		    th->flags & 1 ? " real-time" : "",
 		    th->flags & 4 ? " sampler" : "", th->recs, th->nsmp);
@@ -4910,11 +4915,11 @@ rtprof_gecko_print_info(const struct rtprof_gecko *g, FILE *out)
 		    " session(s) without a header\n", g->ignored_frames,
 		    g->ignored_sessions);
 	fprintf(out, "damage: %" PRIu64 " report(s)\n", g->dmg_total);
-	for (size_t i = 0; i < g->ndmg; i++)
-		fprintf(out, "  offset %" PRIu64 ": %s: %s (count %" PRIu64
-		    ")\n", g->dmg[i].offset,
-		    rtprof_dump_damage_name(g->dmg[i].kind),
-		    g->dmg[i].message != NULL ? g->dmg[i].message : "",
-		    g->dmg[i].count);
+	for (size_t i = 0; i < g->ndmg; i++) {
+		fprintf(out, "  offset %" PRIu64 ": %s: ", g->dmg[i].offset,
+		    rtprof_dump_damage_name(g->dmg[i].kind));
+		rtprof_esc_puts(out, g->dmg[i].message);
+		fprintf(out, " (count %" PRIu64 ")\n", g->dmg[i].count);
+	}
 	return ferror(out) ? -EIO : 0;
 }

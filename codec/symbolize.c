@@ -28,16 +28,21 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdarg.h>
 #include <gelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #define CACHE_BITS 16 /* 65536 entries, ~4 MiB: bounded whatever the dump */
 #define CACHE_PROBE 8
+/* The detail of every module whose file is missing, refused or not ELF. */
+#define NOT_USABLE "not usable"
 
 struct module {
 	char *path;     /* as recorded */
@@ -196,6 +201,74 @@ hex(char *dst, const unsigned char *b, size_t n)
 	dst[2 * n] = 0;
 }
 
+/* A path the symbolizer never opens: pseudo-files and devices, whose
+ * reads may block, never end or have side effects (@real is resolved). */
+static bool
+refused_path(const char *real)
+{
+	static const char *const dirs[] = { "/proc", "/sys", "/dev" };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		size_t n = strlen(dirs[i]);
+
+		if (strncmp(real, dirs[i], n) == 0 &&
+		    (real[n] == 0 || real[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* A file system whose regular files are not files (proc, sysfs...),
+ * wherever it is mounted. */
+static bool
+pseudo_fs(int fd)
+{
+	struct statfs fs;
+
+	if (fstatfs(fd, &fs) != 0)
+		return true;
+	switch ((unsigned long)fs.f_type) {
+	case PROC_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Opens a file a dump named, for reading only if it is a regular file of
+ * a real file system: the path is resolved (symlinks in /usr/lib are
+ * normal), refused under /proc, /sys and /dev, opened without following a
+ * last symlink, without blocking (a FIFO), without becoming a controlling
+ * terminal, and checked with fstat. Return: an fd, or -1 whatever the
+ * reason (the caller says "not usable" for all of them).
+ */
+static int
+open_named(const char *path)
+{
+	char *real = realpath(path, NULL);
+	struct stat st;
+	int fd = -1;
+
+	if (real == NULL)
+		return -1;
+	if (!refused_path(real))
+		fd = open(real, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+		    O_NOFOLLOW);
+	free(real);
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    pseudo_fs(fd))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 /* Opens the module's file: sysroot first, then the host path if a build id
  * will verify it. Returns an fd or -1; *used gets the path opened. */
 static int
@@ -212,7 +285,7 @@ open_module(const struct rtprof_symbolizer *s, const char *path, bool verify,
 
 		if (p == NULL)
 			return -1;
-		fd = open(p, O_RDONLY | O_CLOEXEC);
+		fd = open_named(p);
 		if (fd >= 0) {
 			*used = p;
 			return fd;
@@ -221,7 +294,7 @@ open_module(const struct rtprof_symbolizer *s, const char *path, bool verify,
 		if (!verify)
 			return -1;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_named(path);
 	if (fd >= 0)
 		*used = xstrdup(path);
 	if (fd >= 0 && *used == NULL) {
@@ -245,7 +318,9 @@ inspect_elf(int fd, struct module *m, const unsigned char *bid, size_t bidlen)
 
 	if (elf == NULL || elf_kind(elf) != ELF_K_ELF || gelf_getehdr(elf, &eh) == NULL ||
 	    elf_getphdrnum(elf, &phnum) != 0) {
-		m->detail = xasprintf("not an ELF file");
+		/* As for a missing file: says nothing of what is there. */
+		m->detail = xasprintf(NOT_USABLE);
+		st = RTPROF_MOD_MISSING;
 		goto out;
 	}
 	fbidlen = dwelf_elf_gnu_build_id(elf, &fbid);
@@ -322,14 +397,16 @@ rtprof_symbolizer_add_module(struct rtprof_symbolizer *s, const char *path,
 
 	fd = open_module(s, m->path, build_id_len > 0, &used);
 	if (fd < 0) {
+		/* Missing, unreadable or refused: one message, so that a
+		 * dump cannot probe which files exist. */
 		m->status = RTPROF_MOD_MISSING;
 		if (m->path[0] != '/')
-			m->detail = xasprintf("no file (not an absolute path)");
+			m->detail = xasprintf(NOT_USABLE " (not an absolute path)");
 		else if (s->sysroot != NULL)
-			m->detail = xasprintf("file not found under %s%s", s->sysroot,
-			    build_id_len > 0 ? " nor on this machine" : " (no build id: host file not tried)");
+			m->detail = xasprintf(NOT_USABLE " (looked under %s%s)", s->sysroot,
+			    build_id_len > 0 ? " and on this machine" : " only: no build id");
 		else
-			m->detail = xasprintf("file not found");
+			m->detail = xasprintf(NOT_USABLE);
 		goto done;
 	}
 	m->status = inspect_elf(fd, m, build_id, build_id_len);
@@ -395,6 +472,8 @@ find_module(struct rtprof_symbolizer *s, uint64_t addr)
 {
 	size_t lo = 0, hi = s->nmods;
 
+	if (s->nmods == 0)
+		return -1; /* and s->order may be NULL */
 	if (!s->sorted) {
 		qsort_r(s->order, s->nmods, sizeof(*s->order), cmp_start, s);
 		s->sorted = true;

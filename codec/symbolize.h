@@ -10,6 +10,12 @@
  *  - A module is used only if the file's GNU build id equals the one in the
  *    dump (wrong symbols are worse than none). A module recorded without a
  *    build id is used unverified.
+ *  - The dump is not trusted: a module's file is opened only if, once its
+ *    path is resolved, it lies outside /proc, /sys and /dev and is a
+ *    regular file (opened non-blocking, never as a controlling terminal,
+ *    then checked with fstat; not on proc, sysfs and the like). A file
+ *    missing, unreadable, refused or not ELF is "not usable", with no
+ *    difference: a dump cannot probe which files exist.
  *  - sysroot (may be NULL): module paths are looked up under it first
  *    (sysroot + "/usr/lib/x.so"); the host path is tried next only when the
  *    dump carries a build id to verify it against.
@@ -52,9 +58,11 @@ enum {
 enum rtprof_modstatus {
 	RTPROF_MOD_OK = 0,         /* opened, build id verified */
 	RTPROF_MOD_UNVERIFIED,     /* opened, dump has no build id to check */
-	RTPROF_MOD_MISSING,        /* file not found (or unreadable) */
+	RTPROF_MOD_MISSING,        /* not usable: missing, unreadable, not
+				    * ELF, or refused (not a regular file;
+				    * under /proc, /sys, /dev) */
 	RTPROF_MOD_MISMATCH,       /* build id differs: not used */
-	RTPROF_MOD_BADELF,         /* not an ELF file, or no segment maps start */
+	RTPROF_MOD_BADELF,         /* no segment maps start (or libdwfl fails) */
 	RTPROF_MOD_NOSYMS,         /* opened, but no symbol table nor debug info */
 };
 

@@ -1013,8 +1013,9 @@ dg_trailer(struct dg *g, uint64_t stop_ticks, int64_t stop_mono_ns)
 	pack_str(pk, "stop_mono_ns");
 	msgpack_pack_int64(pk, stop_mono_ns);
 	pack_str(pk, "stop_wall_ns");
-	msgpack_pack_int64(pk, g->start_wall_ns + (stop_mono_ns -
-	    g->start_mono_ns));
+	/* Wrapping, not overflowing: extreme clocks are test input. */
+	msgpack_pack_int64(pk, (int64_t)((uint64_t)g->start_wall_ns +
+	    ((uint64_t)stop_mono_ns - (uint64_t)g->start_mono_ns)));
 	pack_str(pk, "frames");
 	msgpack_pack_uint32(pk, g->seq);
 	pack_str(pk, "bytes");

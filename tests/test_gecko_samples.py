@@ -354,7 +354,7 @@ def main():
     sym = log["symbolication"]
     check(sym["ran"] is (mode != "nosym"), f"symbolication {sym}")
     if mode == "nofile":
-        check(any("gecko_samples_gen" in x and "not found" in x
+        check(any("gecko_samples_gen" in x and "not usable" in x
                   for x in sym["moduleProblems"]), f"no file: {sym}")
     if mode == "mismatch":
         # Reported with both build ids; the file is not used at all.

@@ -3,7 +3,9 @@
  * this test program's own functions (name, file, line) and a libc function
  * from the module map as a dump would carry it; rejects a wrong build id;
  * reports a missing file; finds files under --sysroot and separate debug
- * files under --debug-dir by build id; caches. Prints lookup timings.
+ * files under --debug-dir by build id; caches; refuses what a hostile
+ * module map names (FIFO, devices, /proc, directories) with one message.
+ * Prints lookup timings.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +118,74 @@ run(const char *cmd)
 	printf("  $ %s\n", cmd);
 	fflush(stdout);
 	RTPROF_CHECK_EQ(system(cmd), 0);
+}
+
+/*
+ * Hostile module maps: paths naming a FIFO (a plain open would block for
+ * ever), devices, /proc and /sys files, a directory, a non-ELF file,
+ * symlinks to some of them, a missing file, and the same through a
+ * sysroot with "..": none is used and every one gets the same detail, so
+ * that a dump cannot tell which files exist. A symlink to a real module
+ * is followed (symlinks in /usr/lib are normal).
+ */
+static void
+check_hostile_paths(const struct selfmod *self)
+{
+	char dir[] = "/tmp/rtprof-symh-XXXXXX", cmd[4096], p[512];
+	static const char *const inside[] = { "fifo", "subdir", "notelf",
+		"to-zero", "to-mem", "to-fifo", "missing" };
+	static const char *const abs[] = { "/dev/zero", "/dev/urandom",
+		"/dev/tty", "/proc/self/mem", "/proc/kmsg", "/sys/kernel/notes",
+		"/tmp" };
+	struct rtprof_symbolizer *s = rtprof_symbolizer_new(NULL, NULL, 0);
+	const char *detail;
+	size_t n = 0;
+
+	RTPROF_CHECK(mkdtemp(dir) != NULL);
+	snprintf(cmd, sizeof(cmd), "cd %s && mkfifo fifo && mkdir subdir && "
+	    "echo hello > notelf && ln -s /dev/zero to-zero && "
+	    "ln -s /proc/self/mem to-mem && ln -s fifo to-fifo && "
+	    "ln -s '%s' to-self", dir, self->path);
+	run(cmd);
+	alarm(60); /* a FIFO opened for reading would block here */
+	for (size_t i = 0; i < sizeof(inside) / sizeof(inside[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, inside[i]);
+		RTPROF_CHECK_EQ(add(s, self, p), (int)n++);
+	}
+	for (size_t i = 0; i < sizeof(abs) / sizeof(abs[0]); i++)
+		RTPROF_CHECK_EQ(add(s, self, abs[i]), (int)n++);
+	for (size_t i = 0; i < n; i++) {
+		RTPROF_CHECK_EQ(rtprof_symbolizer_module(s, i, NULL, &detail),
+		    RTPROF_MOD_MISSING);
+		RTPROF_CHECK_STREQ(detail, "not usable");
+	}
+	snprintf(p, sizeof(p), "%s/to-self", dir);
+	RTPROF_CHECK_EQ(add(s, self, p), (int)n);
+	RTPROF_CHECK_EQ(rtprof_symbolizer_module(s, n, NULL, NULL), RTPROF_MOD_OK);
+	rtprof_symbolizer_free(s);
+	/* Under a sysroot, ".." leads out of it to /proc: refused too. */
+	s = rtprof_symbolizer_new(dir, NULL, 0);
+	add(s, self, "/../../../../../proc/self/mem");
+	RTPROF_CHECK_EQ(rtprof_symbolizer_module(s, 0, NULL, &detail),
+	    RTPROF_MOD_MISSING);
+	RTPROF_CHECK(strncmp(detail, "not usable", 10) == 0);
+	rtprof_symbolizer_free(s);
+	alarm(0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd);
+}
+
+/* No module at all: every address is NOMODULE (no sort of an empty,
+ * unallocated table). */
+static void
+check_no_modules(void)
+{
+	struct rtprof_symbolizer *s = rtprof_symbolizer_new(NULL, NULL, 0);
+	struct rtprof_sym r;
+
+	RTPROF_CHECK_EQ(rtprof_symbolize(s, 0x401000, &r), RTPROF_SYM_NOMODULE);
+	RTPROF_CHECK_EQ(r.module, -1);
+	rtprof_symbolizer_free(s);
 }
 
 int
@@ -280,6 +350,8 @@ main(void)
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 		run(cmd);
 	}
+	check_no_modules();
+	check_hostile_paths(&self);
 	printf("test_symbolize: ok\n");
 	return 0;
 }

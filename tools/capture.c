@@ -2,7 +2,7 @@
  * capture.c - `rtprof capture`: a dump stream from a board into files.
  *
  *   rtprof capture [--serial DEVICE [--baud N] | --tcp HOST:PORT |
- *                   --unix PATH | -] -o DIR [--quiet]
+ *                   --unix PATH | -] -o DIR [--max-sessions N] [--quiet]
  *
  * Reads the byte stream a recording process writes to its descriptor (a
  * UART, a TCP or Unix stream socket, or stdin, e.g. piped from ssh), finds
@@ -23,6 +23,11 @@
  * known damaged once that many bytes have arrived, and the intact frames
  * behind it are written then, or when the capture ends (the stream ended
  * or was stopped: what the scanner holds is settled at once).
+ *
+ * At most --max-sessions files (CAP_MAX_SESSIONS by default) are created:
+ * a stream of tiny sessions, hostile or broken, would otherwise become
+ * that many files. The frames of later sessions are counted, not written,
+ * and the capture exits 1.
  *
  * Memory is bounded by the scanner: one frame (at most
  * RTPROF_FRAME_MAX_PAYLOAD bytes) plus one read (CAP_READ), and a fixed
@@ -70,6 +75,7 @@
 #define CAP_KEEP 64                     /* sessions remembered */
 #define CAP_TTY_MS 250                  /* status redraw, terminal */
 #define CAP_LOG_MS 5000                 /* status line, not a terminal */
+#define CAP_MAX_SESSIONS 1000           /* files per run, by default */
 
 /* Exit statuses (also in capture_usage()). */
 enum {
@@ -109,6 +115,10 @@ struct capture {
 	struct cap_sess *cur;
 	struct cap_sess sess[CAP_KEEP]; /* ring: session k at [(k-1) % KEEP] */
 	uint64_t nsess;
+	uint64_t max_sess;              /* --max-sessions */
+	/* Sessions past max_sess: counted, not written. */
+	uint64_t over_sess, over_frames;
+	uint32_t over_id;               /* the last one's id */
 	unsigned next_num;
 	struct rtprof_scanner sc;
 	/* Statistics. */
@@ -128,7 +138,7 @@ void
 capture_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: " PROG " INPUT -o DIR [--quiet]\n"
+	    "usage: " PROG " INPUT -o DIR [--max-sessions N] [--quiet]\n"
 	    "Capture the dump stream of a recording process (a board's\n"
 	    "serial line, a socket, a pipe) into DIR: every intact frame\n"
 	    "is written as it was sent, one file per session\n"
@@ -146,6 +156,9 @@ capture_usage(FILE *f)
 	    "options:\n"
 	    "  -o DIR            where the files go (created if missing;\n"
 	    "                    files already there are kept: N continues)\n"
+	    "  --max-sessions N  write at most N sessions (files; default\n"
+	    "                    1000): frames of later ones are counted,\n"
+	    "                    not written, and the exit status is 1\n"
 	    "  -q, --quiet       no status line, no summary (errors only)\n"
 	    "  -h, --help        this help\n"
 	    "Statistics go to stderr on one status line: bytes, frames,\n"
@@ -158,13 +171,26 @@ capture_usage(FILE *f)
 	    "exit status:\n"
 	    "  0  captured; the stream was clean\n"
 	    "  1  captured, but damage was seen (damaged frames, gaps,\n"
-	    "     garbage, a truncated tail) or no frame at all: the files\n"
-	    "     hold every intact frame\n"
+	    "     garbage, a truncated tail), no frame at all, or sessions\n"
+	    "     past --max-sessions: the files hold every intact frame\n"
+	    "     of the sessions written\n"
 	    "  2  usage error\n"
 	    "  3  the input could not be opened, set up or read (what was\n"
 	    "     read before a read error is kept)\n"
 	    "  4  DIR or a file in it could not be created or written (the\n"
 	    "     capture stops there)\n");
+}
+
+/* A decimal count above 0. */
+static bool
+parse_count(const char *a, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(a, &end, 10);
+	return a[0] >= '0' && a[0] <= '9' && *end == '\0' && errno == 0 &&
+	    *out > 0;
 }
 
 static int64_t
@@ -570,6 +596,48 @@ write_all(int fd, const unsigned char *p, size_t n)
 	return 0;
 }
 
+/* A frame of a session past --max-sessions: counted, not written. */
+static void
+over_cap(struct capture *c, const struct rtprof_frame_hdr *h)
+{
+	bool same = c->over_sess != 0 && h->session == c->over_id;
+
+	if (c->over_sess == 0 && !c->quiet) {
+		status_clear(c);
+		fprintf(stderr, PROG ": --max-sessions %" PRIu64 " reached: "
+		    "later sessions are counted, not written\n", c->max_sess);
+	}
+	if (!same || h->kind == RTPROF_FRAME_HEADER)
+		c->over_sess++;
+	c->over_id = h->session;
+	c->over_frames++;
+}
+
+/*
+ * Make the file of frame @f's session current: a HEADER starts a new
+ * session, a frame of an unknown session too (its HEADER was lost).
+ * Return: 0, 1 (a session past --max-sessions: skip the frame) or -1.
+ */
+static int
+route(struct capture *c, const struct rtprof_frame *f)
+{
+	const struct rtprof_frame_hdr *h = &f->hdr;
+	struct cap_sess *s;
+
+	if (h->kind != RTPROF_FRAME_HEADER && c->cur != NULL &&
+	    c->cur->id == h->session)
+		return 0;
+	if (h->kind != RTPROF_FRAME_HEADER &&
+	    (s = sess_find(c, h->session)) != NULL)
+		/* Sessions do not interleave in one stream; but if one
+		 * comes back, its frames still go to its own file. */
+		return sess_reopen(c, s);
+	if (c->nsess < c->max_sess)
+		return sess_new(c, f);
+	over_cap(c, h);
+	return 1;
+}
+
 /* An intact frame: route it to its session's file. Return: 0 or -1. */
 static int
 on_frame(struct capture *c, const struct rtprof_frame *f)
@@ -585,19 +653,9 @@ on_frame(struct capture *c, const struct rtprof_frame *f)
 	c->expect_off = f->offset + size;
 	c->bad_at_frame = c->sc.bad_frames;
 
-	if (h->kind == RTPROF_FRAME_HEADER) {
-		rc = sess_new(c, f);
-	} else if (c->cur != NULL && c->cur->id == h->session) {
-		rc = 0;
-	} else if ((s = sess_find(c, h->session)) != NULL) {
-		/* Sessions do not interleave in one stream; but if one
-		 * comes back, its frames still go to its own file. */
-		rc = sess_reopen(c, s);
-	} else {
-		rc = sess_new(c, f);
-	}
+	rc = route(c, f);
 	if (rc != 0)
-		return -1;
+		return rc > 0 ? 0 : -1;
 	s = c->cur;
 	if (h->seq > s->next_seq) {
 		s->missing += h->seq - s->next_seq;
@@ -676,6 +734,10 @@ summary(struct capture *c, const char *why)
 	    ", sessions %" PRIu64 ", garbage %" PRIu64 ", tail %" PRIu64 "\n",
 	    c->bytes, c->frames, c->sc.bad_frames, c->gaps, c->repeated,
 	    c->nsess, c->garbage, c->tail);
+	if (c->over_sess != 0)
+		fprintf(stderr, PROG ": %" PRIu64 " more session(s) past "
+		    "--max-sessions %" PRIu64 ", not written (%" PRIu64
+		    " frames)\n", c->over_sess, c->max_sess, c->over_frames);
 	if (c->nsess > n)
 		fprintf(stderr, PROG ": (%" PRIu64 " earlier sessions not "
 		    "listed)\n", c->nsess - n);
@@ -714,7 +776,8 @@ summary(struct capture *c, const char *why)
 int
 cmd_capture(int argc, char **argv)
 {
-	struct capture c = { .in_fd = -1, .out_fd = -1 };
+	struct capture c = { .in_fd = -1, .out_fd = -1,
+		.max_sess = CAP_MAX_SESSIONS };
 	enum cap_input in = IN_NONE;
 	const char *src = NULL, *baud = NULL, *why = "end of stream";
 	struct termios saved = { 0 };
@@ -734,6 +797,15 @@ cmd_capture(int argc, char **argv)
 		}
 		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
 			c.quiet = true;
+			continue;
+		}
+		if (strcmp(a, "--max-sessions") == 0) {
+			if (i + 1 >= argc || !parse_count(argv[++i],
+			    &c.max_sess)) {
+				fprintf(stderr, PROG ": --max-sessions needs a "
+				    "number above 0\n");
+				return CAP_USAGE;
+			}
 			continue;
 		}
 		if (strcmp(a, "-") == 0) {
@@ -918,7 +990,8 @@ cmd_capture(int argc, char **argv)
 	else if (in_err)
 		status = CAP_INPUT;
 	else if (c.frames == 0 || c.sc.bad_frames != 0 || c.gaps != 0 ||
-	    c.garbage != 0 || c.tail != 0 || c.repeated != 0)
+	    c.garbage != 0 || c.tail != 0 || c.repeated != 0 ||
+	    c.over_sess != 0)
 		status = CAP_DAMAGED;
 done:
 	if (scanner)

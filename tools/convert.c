@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "convert.h"
+#include "esc.h"
 
 const char tool_convert_help[] =
     "  --from MS         drop samples, counter values and instant\n"
@@ -297,12 +298,13 @@ report_damage(const char *prog, struct rtprof_gecko *g, const char *name)
 {
 	uint64_t doff;
 	const char *dmsg;
+	char e[256];
 
 	if (rtprof_gecko_first_damage(g, &doff, &dmsg) == 0)
 		fprintf(stderr, "%s: %s: offset %" PRIu64 ": damaged: %s "
 		    "(%" PRIu64 " report(s); converted what was readable, see "
-		    "profileGatheringLog)\n", prog, name, doff, dmsg,
-		    rtprof_gecko_problems(g));
+		    "profileGatheringLog)\n", prog, name, doff,
+		    rtprof_esc(e, sizeof(e), dmsg), rtprof_gecko_problems(g));
 	else
 		fprintf(stderr, "%s: %s: frames of sessions without a "
 		    "header ignored (their start is missing)\n", prog, name);

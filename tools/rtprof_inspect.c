@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "dump_reader.h"
+#include "esc.h"
 
 #define PROG "rtprof-inspect"
 
@@ -143,20 +144,32 @@ struct insp {
 /* ------------------------------------------------------------------ */
 /* Small helpers.                                                     */
 
+/* Every string of a dump is kept escaped for the terminal (esc.h). */
 static void
 copy_str(char *dst, size_t cap, const char *src)
 {
-	snprintf(dst, cap, "%s", src ? src : "");
+	rtprof_esc(dst, cap, src);
 }
 
-/* Append @src to @dst (capacity @cap), truncating. */
+/* Escape @buf (capacity @cap, at most 512) where it is. */
+static void
+esc_in_place(char *buf, size_t cap)
+{
+	char raw[512];
+
+	snprintf(raw, sizeof(raw), "%s", buf);
+	rtprof_esc(buf, cap, raw);
+}
+
+/* Append @src, escaped, to @dst (capacity @cap), truncating. */
 static void
 append(char *dst, size_t cap, const char *fmt, const char *src)
 {
 	size_t n = strlen(dst);
+	char e[256];
 
 	if (n < cap)
-		snprintf(dst + n, cap - n, fmt, src);
+		snprintf(dst + n, cap - n, fmt, rtprof_esc(e, sizeof(e), src));
 }
 
 static uint64_t
@@ -177,16 +190,7 @@ static void
 print_quoted(FILE *f, const char *s, size_t len, size_t max)
 {
 	fputc('"', f);
-	for (size_t i = 0; i < len && i < max; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			fputc(c, f);
-	}
+	rtprof_esc_write(f, s, len < max ? len : max, RTPROF_ESC_QUOTE);
 	fputc('"', f);
 	if (len > max)
 		fputs("...", f);
@@ -407,11 +411,15 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	struct insp *in = ctx;
 	struct sess *s = in->cur;
 
-	if (in->verbose)
+	if (in->verbose) {
+		char p[256], c[64];
+
 		printf("  header process \"%s\" pid %" PRId64 " session %08"
 		    PRIx32 " generation %" PRIu64 " clock %s %.0f/s\n",
-		    h->process, h->pid, h->session, h->generation,
-		    h->clock.source, h->clock.ticks_per_second);
+		    rtprof_esc(p, sizeof(p), h->process), h->pid, h->session,
+		    h->generation, rtprof_esc(c, sizeof(c), h->clock.source),
+		    h->clock.ticks_per_second);
+	}
 	if (s == NULL)
 		return 0;
 	s->has_header = true;
@@ -428,6 +436,7 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	snprintf(s->machine, sizeof(s->machine), "%s %s %s, host %s, %" PRId64
 	    " cpus", h->machine.sysname, h->machine.release,
 	    h->machine.machine, h->machine.hostname, h->machine.cpus);
+	esc_in_place(s->machine, sizeof(s->machine));
 	copy_str(s->clock_source, sizeof(s->clock_source), h->clock.source);
 	s->tps = h->clock.ticks_per_second;
 	s->start_ticks = h->clock.start_ticks;
@@ -439,6 +448,7 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	    PRIu64, h->settings.mode, h->settings.memory_limit,
 	    h->settings.chunk_size, h->settings.prefill, h->settings.max_bytes,
 	    h->settings.flush_interval_us, h->settings.sample_interval_us);
+	esc_in_place(s->settings, sizeof(s->settings));
 	s->ncategories = h->ncategories;
 	return 0;
 }
@@ -450,11 +460,12 @@ on_modules(void *ctx, const struct rtprof_dump_module *m, size_t n)
 
 	if (in->cur != NULL)
 		in->cur->nmodules = n;
-	if (in->verbose)
-		for (size_t i = 0; i < n; i++)
-			printf("  module %#" PRIx64 "-%#" PRIx64 " +%#" PRIx64
-			    " %s (build id %zu bytes)\n", m[i].start, m[i].end,
-			    m[i].offset, m[i].path, m[i].build_id_len);
+	for (size_t i = 0; in->verbose && i < n; i++) {
+		printf("  module %#" PRIx64 "-%#" PRIx64 " +%#" PRIx64 " ",
+		    m[i].start, m[i].end, m[i].offset);
+		rtprof_esc_puts(stdout, m[i].path);
+		printf(" (build id %zu bytes)\n", m[i].build_id_len);
+	}
 	return 0;
 }
 
@@ -474,8 +485,11 @@ on_thread(void *ctx, const struct rtprof_dump_thread *t)
 	struct thr *th = thr_get(in, in->cur_sidx, t->tid);
 
 	if (in->verbose) {
+		char nm[256];
+
 		printf("  thread %" PRId64 " \"%s\" flags %#" PRIx64
-		    " registered %" PRIu64, t->tid, t->name, t->flags,
+		    " registered %" PRIu64, t->tid,
+		    rtprof_esc(nm, sizeof(nm), t->name), t->flags,
 		    t->register_ticks);
 		if (t->has_unregister)
 			printf(" unregistered %" PRIu64, t->unregister_ticks);
@@ -506,12 +520,14 @@ on_schema(void *ctx, const struct rtprof_dump_schema *s)
 	struct insp *in = ctx;
 
 	if (in->verbose) {
+		char e[256];
+
 		printf("  schema %" PRIu32 " \"%s\" category %" PRIu32
-		    " display %#" PRIx64 " fields", s->id, s->name,
-		    s->category, s->display);
+		    " display %#" PRIx64 " fields", s->id,
+		    rtprof_esc(e, sizeof(e), s->name), s->category, s->display);
 		for (uint32_t i = 0; i < s->nfields; i++)
-			printf(" %s:%" PRIu32, s->fields[i].key,
-			    s->fields[i].kind);
+			printf(" %s:%" PRIu32, rtprof_esc(e, sizeof(e),
+			    s->fields[i].key), s->fields[i].kind);
 		printf("\n");
 	}
 	return 0;
@@ -522,9 +538,14 @@ on_counter(void *ctx, const struct rtprof_dump_counter *c)
 {
 	struct insp *in = ctx;
 
-	if (in->verbose)
+	if (in->verbose) {
+		char n[256], k[256], d[256];
+
 		printf("  counter %" PRIu32 " \"%s\" category \"%s\""
-		    " \"%s\"\n", c->id, c->name, c->category, c->description);
+		    " \"%s\"\n", c->id, rtprof_esc(n, sizeof(n), c->name),
+		    rtprof_esc(k, sizeof(k), c->category),
+		    rtprof_esc(d, sizeof(d), c->description));
+	}
 	return 0;
 }
 
@@ -682,6 +703,7 @@ on_event(void *ctx, const struct rtprof_dump_event *e)
 		    PRIu64 ", DATA frames stop here", e->max_bytes);
 	else
 		snprintf(text, sizeof(text), "%s", e->what);
+	esc_in_place(text, sizeof(text));
 	if (in->verbose)
 		printf("  event t %" PRIu64 " %s\n", e->ticks, text);
 	if (in->cur == NULL)
@@ -744,9 +766,12 @@ on_damage(void *ctx, const struct rtprof_dump_damage *d)
 		if (s != NULL)
 			s->damage++;
 	}
-	if (in->verbose)
-		printf("! @%" PRIu64 " damage %s: %s\n", d->offset,
-		    rtprof_dump_damage_name(d->kind), d->message);
+	if (in->verbose) {
+		printf("! @%" PRIu64 " damage %s: ", d->offset,
+		    rtprof_dump_damage_name(d->kind));
+		rtprof_esc_puts(stdout, d->message);
+		printf("\n");
+	}
 	return 0;
 }
 
@@ -920,8 +945,8 @@ print_session(struct insp *in, const struct sess *s, struct thr **thr,
 		    s->tr.stop_ticks > s->start_ticks)
 			printf("            measured rate %.0f ticks/s (header "
 			    "says %.0f)\n", (double)(s->tr.stop_ticks -
-			    s->start_ticks) * 1e9 / (double)(s->tr.stop_mono_ns -
-			    s->start_mono_ns), s->tps);
+			    s->start_ticks) * 1e9 / rtprof_ns_diff(
+			    s->tr.stop_mono_ns, s->start_mono_ns), s->tps);
 		for (size_t i = 0; i < nthr; i++)
 			if (thr[i]->settled)
 				print_trailer_check(in, s, thr[i]);
@@ -964,8 +989,9 @@ print_report(struct insp *in, const struct rtprof_dump_stats *st)
 			j++;
 		for (k = j; k < nthr && thr[k]->sidx == s->index; k++)
 			;
+		/* No thread at all: thr is NULL, and NULL + 0 is UB. */
 		if (s->frames != 0)
-			print_session(in, s, thr + j, k - j);
+			print_session(in, s, k > j ? thr + j : NULL, k - j);
 		j = k;
 	}
 	free(thr);
@@ -1011,7 +1037,9 @@ print_report(struct insp *in, const struct rtprof_dump_stats *st)
 			printf(", version %" PRIu64, d->count);
 			break;
 		}
-		printf(": %s\n", d->message);
+		printf(": ");
+		rtprof_esc_puts(stdout, d->message);
+		printf("\n");
 	}
 	if (in->dmg_total > in->ndmg)
 		printf("  ... and %" PRIu64 " more\n",

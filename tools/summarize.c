@@ -1,7 +1,8 @@
 /*
  * summarize.c - `rtprof summarize`: dumps or profiles read for people.
  *
- *   rtprof summarize [--top N] [--folded] [--sysroot DIR] FILE...
+ *   rtprof summarize [--top N] [--folded] [--sysroot DIR] [--no-symbols]
+ *                    FILE...
  *
  * FILE is an rtprof dump, or a profile already converted from dumps (a
  * Gecko profile, .json or .json.gz, as msgpack2gecko and `rtprof record`
@@ -45,6 +46,7 @@
 #include <zlib.h>
 
 #include "dump_reader.h"
+#include "esc.h"
 #include "summarize.h"
 #include "symbolize.h"
 
@@ -194,6 +196,7 @@ struct pend {
 /* What the readers fill, across inputs. */
 struct sum {
 	const char *sysroot;
+	bool no_symbols;                /* native frames stay hex */
 	bool folded;
 	bool names_final;               /* second pass: names are known */
 	int err;
@@ -304,6 +307,8 @@ on_modules(void *ctx, const struct rtprof_dump_module *m, size_t n)
 {
 	struct sum *s = ctx;
 
+	if (s->no_symbols)
+		return 0;
 	if (s->sym == NULL &&
 	    (s->sym = rtprof_symbolizer_new(s->sysroot, NULL, 0)) == NULL)
 		return fail(s, -ENOMEM);
@@ -1603,7 +1608,7 @@ summarize_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: rtprof summarize [--top N] [--folded] [--sysroot DIR] "
-	    "FILE...\n"
+	    "[--no-symbols] FILE...\n"
 	    "Time blocked by call and by stack, CPU time per thread and the\n"
 	    "top functions by self samples of rtprof dumps or of profiles\n"
 	    "converted from them (.json, .json.gz); several: aggregated.\n"
@@ -1612,6 +1617,8 @@ summarize_usage(FILE *f)
 	    "  --folded        print folded stacks (\"a;b;c N\") instead, for\n"
 	    "                  flame-graph tools\n"
 	    "  --sysroot DIR   where the recorded machine's files are (dumps)\n"
+	    "  --no-symbols    do not symbolize native frames: they stay hex\n"
+	    "                  (no file a dump names is opened)\n"
 	    "Exit status: 0; 1 a dump had damage (what could be read was\n"
 	    "summarized); 2 usage error or unreadable input.\n");
 }
@@ -1629,15 +1636,20 @@ print_by_stack(const struct sum *s, size_t top)
 	for (size_t k = 0; v != NULL && k < s->bstack.n && k < top; k++) {
 		const char *p = v[k].key, *nl = strchr(p, KEY_SEP);
 
-		printf("  %.*s: %" PRIu64 " call%s, %.3f ms (mean %.3f ms, "
-		    "max %.3f ms)\n", nl != NULL ? (int)(nl - p) : (int)strlen(p),
-		    p, v[k].n, v[k].n == 1 ? "" : "s", v[k].total,
+		/* Names from the dump or profile: escaped (esc.h). */
+		printf("  ");
+		rtprof_esc_write(stdout, p, nl != NULL ? (size_t)(nl - p) :
+		    strlen(p), 0);
+		printf(": %" PRIu64 " call%s, %.3f ms (mean %.3f ms, "
+		    "max %.3f ms)\n", v[k].n, v[k].n == 1 ? "" : "s", v[k].total,
 		    v[k].total / (double)v[k].n, v[k].max);
 		while (nl != NULL) {
 			p = nl + 1;
 			nl = strchr(p, KEY_SEP);
-			printf("        %.*s\n", nl != NULL ? (int)(nl - p) :
-			    (int)strlen(p), p);
+			printf("        ");
+			rtprof_esc_write(stdout, p, nl != NULL ?
+			    (size_t)(nl - p) : strlen(p), 0);
+			printf("\n");
 		}
 	}
 	if (s->bstack.n > top)
@@ -1655,6 +1667,7 @@ cmd_summarize(int argc, char **argv)
 {
 	struct sum s;
 	struct agg_ent *v;
+	char e[1024];                   /* a name, escaped */
 	size_t top = 20;
 	int i, status = 0;
 
@@ -1677,6 +1690,8 @@ cmd_summarize(int argc, char **argv)
 			s.folded = true;
 		} else if (strcmp(argv[i], "--sysroot") == 0 && i + 1 < argc) {
 			s.sysroot = argv[++i];
+		} else if (strcmp(argv[i], "--no-symbols") == 0) {
+			s.no_symbols = true;
 		} else if (strcmp(argv[i], "-h") == 0 ||
 		    strcmp(argv[i], "--help") == 0) {
 			summarize_usage(stdout);
@@ -1711,8 +1726,10 @@ cmd_summarize(int argc, char **argv)
 	}
 	if (s.folded) {
 		v = agg_sorted(&s.folded_stacks);
-		for (size_t k = 0; v != NULL && k < s.folded_stacks.n; k++)
-			printf("%s %" PRIu64 "\n", v[k].key, v[k].n);
+		for (size_t k = 0; v != NULL && k < s.folded_stacks.n; k++) {
+			rtprof_esc_puts(stdout, v[k].key);
+			printf(" %" PRIu64 "\n", v[k].n);
+		}
 		free(v);
 		goto out;
 	}
@@ -1724,15 +1741,17 @@ cmd_summarize(int argc, char **argv)
 		printf("  %-24s %10s %12s %10s %10s\n", "call", "count",
 		    "total ms", "mean ms", "max ms");
 	for (size_t k = 0; v != NULL && k < s.blocked.n && k < top; k++)
-		printf("  %-24s %10" PRIu64 " %12.3f %10.3f %10.3f\n", v[k].key,
-		    v[k].n, v[k].total, v[k].total / (double)v[k].n, v[k].max);
+		printf("  %-24s %10" PRIu64 " %12.3f %10.3f %10.3f\n",
+		    rtprof_esc(e, sizeof(e), v[k].key), v[k].n, v[k].total,
+		    v[k].total / (double)v[k].n, v[k].max);
 	free(v);
 	if (s.blocked.n != 0)
 		print_by_stack(&s, top);
 	printf("\nCPU time by thread (from %" PRIu64 " samples):\n", s.samples);
 	v = agg_sorted(&s.cpu);
 	for (size_t k = 0; v != NULL && k < s.cpu.n && k < top; k++)
-		printf("  %12.3f ms  %s\n", v[k].total, v[k].key);
+		printf("  %12.3f ms  %s\n", v[k].total,
+		    rtprof_esc(e, sizeof(e), v[k].key));
 	free(v);
 	v = agg_sorted(&s.sig_blocked);
 	if (s.sig_blocked.n != 0)
@@ -1752,7 +1771,8 @@ cmd_summarize(int argc, char **argv)
 			for (size_t j = 0; j < s.self.n; j++)
 				all += v[j].n;
 		printf("  %8" PRIu64 "  %5.1f%%  %s\n", v[k].n,
-		    100.0 * (double)v[k].n / (double)all, v[k].key);
+		    100.0 * (double)v[k].n / (double)all,
+		    rtprof_esc(e, sizeof(e), v[k].key));
 	}
 	free(v);
 out:

@@ -1,0 +1,220 @@
+"""Hostile dumps, hostile neighbours (issue 18): what the tools do with
+dumps and streams made to hurt them (tests/hostile_gen.c).
+
+    test_hostile.py HOSTILE_GEN MSGPACK2GECKO RTPROF RTPROF_INSPECT WORKDIR
+
+1. A module map naming a FIFO, devices, /proc files, a directory, a
+   symlink to /dev/zero, a non-ELF file and a missing file: msgpack2gecko
+   and `rtprof summarize` (with and without --no-symbols) finish within a
+   time limit (a FIFO opened for reading used to block them for ever),
+   exit 0 as documented, and every module gets the same "not usable":
+   nothing tells which of those files exist or what they are.
+2. Extreme clocks and pids, native frames with no module map, HEADER
+   frames that are not headers: every tool exits as documented. In the
+   ASan+UBSan build (-fno-sanitize-recover=all) undefined behaviour aborts
+   the tool, so these runs fail on it.
+3. Terminal escapes in every string of a dump: the outputs of
+   rtprof-inspect (-v too), `rtprof summarize` (dump and profile, folded
+   too) and msgpack2gecko --info hold no ESC, no other C0 control but
+   newline and tab, no DEL and no C1 control, and do show the strings,
+   escaped.
+4. 20000 frame headers claiming 16 MiB each, then 16 MiB of zeros and one
+   intact session: rtprof-inspect and `rtprof capture` find the session
+   within a few seconds of CPU (the scanner's hunt used to cost 16 MiB of
+   CRC per header: minutes). 5000 sessions: capture writes 1000 files (the
+   default --max-sessions) and exits 1; --max-sessions 7 writes 7.
+"""
+
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+
+GEN, M2G, RTPROF, INSPECT, DIR = sys.argv[1:6]
+TIME_LIMIT = 60          # wall seconds for any one run (a hang fails)
+CPU_LIMIT = 10.0         # CPU seconds for a scan of the bogus headers
+BAD_BYTES = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
+
+
+def fail(msg):
+    print(f"test_hostile: FAIL: {msg}")
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def run(args, want=None, stdin=None):
+    """Runs @args under the time limit; checks the exit status is in
+    @want. Returns (stdout + stderr bytes, CPU seconds of the child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        r = subprocess.run(args, stdin=stdin, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=TIME_LIMIT)
+    except subprocess.TimeoutExpired:
+        fail(f"{args}: still running after {TIME_LIMIT} s")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    out = r.stdout + r.stderr
+    check(b"runtime error" not in out and b"Sanitizer" not in out,
+          f"{args}: sanitizer report:\n{r.stderr.decode(errors='replace')}")
+    if want is not None:
+        check(r.returncode in want, f"{args}: exit {r.returncode}, want "
+              f"{want}:\n{r.stderr.decode(errors='replace')[-2000:]}")
+    return out, cpu
+
+
+def gen(*args):
+    run([GEN] + [str(a) for a in args], want=(0,))
+
+
+def hostile_modules():
+    d = os.path.join(DIR, "mods")
+    os.makedirs(d)
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    os.mkdir(os.path.join(d, "subdir"))
+    with open(os.path.join(d, "notelf.so"), "w") as f:
+        f.write("not an ELF file\n")
+    os.symlink("/dev/zero", os.path.join(d, "to-zero.so"))
+    paths = [fifo, "/dev/zero", "/dev/urandom", "/dev/tty", "/proc/self/mem",
+             "/proc/kmsg", os.path.join(d, "subdir"),
+             os.path.join(d, "to-zero.so"), os.path.join(d, "notelf.so"),
+             os.path.join(d, "missing.so")]
+    dump = os.path.join(d, "mods.rtprof")
+    gen("modules", dump, *paths)
+    prof = os.path.join(d, "mods.json")
+    out, _ = run([M2G, "--quiet", dump, "-o", prof], want=(0,))
+    with open(prof) as f:
+        probs = json.load(f)["profileGatheringLog"]["symbolication"][
+            "moduleProblems"]
+    check(sorted(probs) == sorted(f"{p}: not usable" for p in paths),
+          f"module problems differ: {probs}")
+    leaks = (b"not found", b"No such", b"ermission", b"ELF", b"directory",
+             b"device", b"FIFO", b"fifo:", b"regular")
+    check(not any(w in out for w in leaks), f"msgpack2gecko says: {out}")
+    for opts in ([], ["--no-symbols"]):
+        out, _ = run([RTPROF, "summarize"] + opts + [dump], want=(0,))
+        check(not any(w in out for w in leaks), f"summarize says: {out}")
+        # The samples' frames stay addresses (nothing to symbolize from).
+        check(b"0x400901234" in out, f"summarize {opts}: no hex frame: {out}")
+    print(f"test_hostile: {len(paths)} hostile module paths: not usable, "
+          "alike; no tool blocked")
+
+
+def undefined_behaviour():
+    for name in ("extremes", "badheader"):
+        dump = os.path.join(DIR, f"{name}.rtprof")
+        gen(name, dump)
+        prof = os.path.join(DIR, f"{name}.json")
+        m2g_ok = (0,) if name == "extremes" else (1,)  # damage: exit 1
+        run([M2G, "--quiet", dump, "-o", prof], want=m2g_ok)
+        run([M2G, "--quiet", "--from", "1", "--to", "5", dump, "-o", prof],
+            want=m2g_ok)
+        run([M2G, "--info", dump], want=m2g_ok)
+        run([INSPECT, dump], want=(0, 1))
+        run([INSPECT, "-v", dump], want=(0, 1))
+        run([RTPROF, "summarize", dump], want=(0, 1))
+        run([RTPROF, "summarize", "--folded", dump], want=(0, 1))
+    print("test_hostile: extreme clocks and pids, module-less native "
+          "frames, bad headers: exits as documented")
+
+
+def escapes():
+    dump = os.path.join(DIR, "escapes.rtprof")
+    gen("escapes", dump)
+    prof = os.path.join(DIR, "escapes.json")
+    conv, _ = run([M2G, dump, "-o", prof], want=(0,))
+    outs = {
+        "msgpack2gecko": conv,
+        "msgpack2gecko --info": run([M2G, "--info", dump], want=(0,))[0],
+        "rtprof-inspect": run([INSPECT, dump], want=(0,))[0],
+        "rtprof-inspect -v": run([INSPECT, "-v", dump], want=(0,))[0],
+        "summarize dump": run([RTPROF, "summarize", dump], want=(0,))[0],
+        "summarize profile": run([RTPROF, "summarize", prof], want=(0,))[0],
+        "summarize --folded": run([RTPROF, "summarize", "--folded", dump],
+                                  want=(0,))[0],
+    }
+    for what, out in outs.items():
+        m = BAD_BYTES.search(out)
+        check(m is None, f"{what}: raw control {m and m.group()!r} at "
+              f"{m and m.start()}: {out[:2000]!r}")
+    shown = rb"\x1b]0;pwned\x07\x1b[2J\x7f\xc2\x9b31m"
+    for what in ("msgpack2gecko --info", "rtprof-inspect", "rtprof-inspect -v",
+                 "summarize dump", "summarize profile", "summarize --folded"):
+        # Folded stacks use ';' between frames: a ';' in a name is ':'.
+        want = shown.replace(b";", b":") if "folded" in what else shown
+        check(want in outs[what], f"{what}: the escaped names are not "
+              f"shown: {outs[what][:2000]!r}")
+    for word in (b"worker", b"proc"):
+        check(word + shown in outs["rtprof-inspect"],
+              f"rtprof-inspect: {word} not shown escaped")
+    for word in (b"marker", b"counter", b"Schema", b"/nonexistent/lib"):
+        check(word + shown in outs["rtprof-inspect -v"],
+              f"rtprof-inspect -v: {word} not shown escaped")
+    for word in (b"read", b"worker", b"label"):
+        check(word + shown in outs["summarize dump"],
+              f"summarize: {word} not shown escaped")
+    print("test_hostile: escapes: no raw control in "
+          f"{len(outs)} outputs, every string shown escaped")
+
+
+def bogus_headers():
+    dump = os.path.join(DIR, "bogus.rtprof")
+    gen("bogus", dump, 20000)
+    out, cpu = run([INSPECT, dump], want=(1,))
+    check(b"20000 bad frames" in out and b"1 sessions" in out,
+          f"rtprof-inspect: {out[-600:]}")
+    print(f"test_hostile: rtprof-inspect: 20000 bogus 16 MiB headers in "
+          f"{cpu:.2f} s of CPU")
+    check(cpu < CPU_LIMIT, f"rtprof-inspect took {cpu:.1f} s of CPU")
+    cap = os.path.join(DIR, "cap-bogus")
+    with open(dump, "rb") as f:
+        out, cpu = run([RTPROF, "capture", "-", "-o", cap], want=(1,),
+                       stdin=f)
+    print(f"test_hostile: rtprof capture: the same in {cpu:.2f} s of CPU")
+    check(cpu < CPU_LIMIT, f"rtprof capture took {cpu:.1f} s of CPU")
+    check(os.listdir(cap) == ["capture-1-600d0001.rtprof"],
+          f"capture wrote {os.listdir(cap)}")
+
+
+def many_sessions():
+    dump = os.path.join(DIR, "sessions.rtprof")
+    gen("sessions", dump, 5000)
+    for opts, files in (([], 1000), (["--max-sessions", "7"], 7)):
+        cap = os.path.join(DIR, f"cap-sessions-{files}")
+        with open(dump, "rb") as f:
+            out, _ = run([RTPROF, "capture", "-", "-o", cap] + opts,
+                         want=(1,), stdin=f)
+        n = len(os.listdir(cap))
+        check(n == files, f"capture {opts}: {n} files, want {files}")
+        check(f"--max-sessions {files} reached".encode() in out and
+              f"{5000 - files} more session(s)".encode() in out,
+              f"capture {opts}: no cap message: {out[-800:]}")
+    out, _ = run([RTPROF, "capture", "--max-sessions", "0", "-", "-o",
+                  os.path.join(DIR, "cap-0")], want=(2,))
+    out, _ = run([RTPROF, "capture", "--help"], want=(0,))
+    check(b"--max-sessions N" in out, "capture --help lacks --max-sessions")
+    out, _ = run([RTPROF, "summarize", "--help"], want=(0,))
+    check(b"--no-symbols" in out, "summarize --help lacks --no-symbols")
+    print("test_hostile: 5000 sessions: capture stops writing at the cap")
+
+
+def main():
+    shutil.rmtree(DIR, ignore_errors=True)
+    os.makedirs(DIR)
+    hostile_modules()
+    undefined_behaviour()
+    escapes()
+    bogus_headers()
+    many_sessions()
+    print("test_hostile: ok")
+
+
+if __name__ == "__main__":
+    main()
