@@ -47,6 +47,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+
 #include "sampler_int.h"
 #include "unwind.h"
 #include "../codec/wire.h"
@@ -91,6 +100,7 @@ static struct {
 	int usable;             /* perf events can be opened */
 	int kernel;             /* kernel-side sampling allowed (cs stacks) */
 	int why_errno;
+	int valgrind;           /* the kernel would see valgrind's registers */
 	uint64_t t0, m0;        /* a (ticks, mono) pair */
 	double tick_per_ns;
 	struct rtprof__perf *orphans;
@@ -264,7 +274,9 @@ decide(void)
 	int fd;
 
 	P.decided = 1;
-	if (!HAVE_PERF_REGS || (env != NULL && strcmp(env, "signal") == 0)) {
+	P.valgrind = RUNNING_ON_VALGRIND != 0;
+	if (!HAVE_PERF_REGS || P.valgrind ||
+	    (env != NULL && strcmp(env, "signal") == 0)) {
 		P.why_errno = 0;
 		return;
 	}
@@ -317,6 +329,9 @@ rtprof__perf_method(const rtprof_lock *lk, char *why, size_t n)
 	}
 	if (!HAVE_PERF_REGS)
 		snprintf(why, n, "no perf registers for this architecture");
+	else if (P.valgrind)
+		snprintf(why, n, "running under valgrind: the kernel would "
+		    "sample valgrind's registers, not the program's");
 	else if (P.why_errno == 0)
 		snprintf(why, n, "RTPROF_SAMPLER=signal");
 	else if (P.why_errno == EACCES || P.why_errno == EPERM)
@@ -413,6 +428,7 @@ parse_sample(const unsigned char *r, size_t len, struct psample *s)
 	memcpy(&s->abi, q + 24, 8);
 	q += 32;
 	memset(s->regs, 0, sizeof(s->regs));
+	s->sp = 0;
 	if (s->abi != PERF_SAMPLE_REGS_ABI_NONE) {
 		if (q + 8 * NREGS_PERF > e)
 			return -1;
