@@ -94,7 +94,7 @@ rtprof__rec_overhead(uint64_t t0, uint64_t t1, const uint64_t v[4])
  */
 void
 rtprof__sample_labels(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t t,
-    uint64_t d, unsigned flags)
+    uint64_t d, unsigned flags, unsigned bare_flags)
 {
 	uint64_t frames[RTPROF_MAX_LABELS];
 	unsigned char is_label[RTPROF_MAX_LABELS];
@@ -105,6 +105,8 @@ rtprof__sample_labels(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t
 		frames[i] = (uint64_t)(uintptr_t)labels[i];
 		is_label[i] = 1;
 	}
+	if (nl <= 0)
+		flags |= bare_flags;
 	rtprof__rec_sample(t, th->tid, d, flags, frames, is_label,
 	    nl > 0 ? (unsigned)nl : 0);
 	th->s_has_stack = 1;

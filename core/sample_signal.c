@@ -394,7 +394,7 @@ rtprof__sig_settle(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t no
 	if (withdraw(rq)) {
 		rtprof__sample_labels(lk, th, th->s_ask_t, th->s_ask_cpu,
 		    RTPROF_SAMPLE_NO_NATIVE |
-		    (blocks ? RTPROF_SAMPLE_SIG_BLOCKED : 0));
+		    (blocks ? RTPROF_SAMPLE_SIG_BLOCKED : 0), 0);
 		if (blocks)
 			back_off(th);
 	} else {
@@ -462,18 +462,18 @@ rtprof__sig_sample(const rtprof_lock *lk, struct rtprof__thread *th,
 
 	if (!can_ask(th)) {     /* it blocked the signal when last asked */
 		rtprof__sample_labels(lk, th, t, d,
-		    none | RTPROF_SAMPLE_SIG_BLOCKED);
+		    none | RTPROF_SAMPLE_SIG_BLOCKED, 0);
 		return;
 	}
 	if (!signal_ours(now)) {
-		rtprof__sample_labels(lk, th, t, d, none);
+		rtprof__sample_labels(lk, th, t, d, none, 0);
 		return;
 	}
 	/* Blocked last time and still: a real-time signal would only queue
 	 * up behind the one it has not taken yet. */
 	if (th->s_misses != 0 && blocks_signal(th->tid)) {
 		rtprof__sample_labels(lk, th, t, d,
-		    none | RTPROF_SAMPLE_SIG_BLOCKED);
+		    none | RTPROF_SAMPLE_SIG_BLOCKED, 0);
 		back_off(th);
 		return;
 	}
@@ -484,7 +484,7 @@ rtprof__sig_sample(const rtprof_lock *lk, struct rtprof__thread *th,
 		return;
 	}
 	if (pending(th) == NULL) {      /* no free slot, or no such thread */
-		rtprof__sample_labels(lk, th, t, d, none);
+		rtprof__sample_labels(lk, th, t, d, none, 0);
 		return;
 	}
 	/* Not answered yet: settle() writes it, now if the thread ran with

@@ -118,19 +118,35 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 	t = rtprof_now();
 	atomic_fetch_add_explicit(&th->samples, 1, memory_order_relaxed);
 	/*
-	 * O(1), no signal: the thread declared itself asleep, or it used
-	 * (almost) no CPU since its previous sample (under 2% of the time
-	 * since: ticks are not evenly spaced): its stack is the one of that
-	 * sample (or, asleep, the last one taken while it ran). A thread
-	 * blocked in a call that never restarts (poll, nanosleep) is thus
-	 * not interrupted again and again with EINTR.
+	 * The sleep tri-state: a thread asleep and already sampled in this
+	 * sleep has the stack of that sample: SAME, O(1). One that woke
+	 * since (even to sleep again) gets a fresh sample.
 	 */
-	if (th->s_has_stack && (sl != RTPROF__AWAKE || d < span / 50)) {
+	if (th->s_has_stack && sl == RTPROF__ASLEEP_SAMPLED) {
 		rtprof__rec_same(t, th->tid, d, flags);
 		return 1;
 	}
+	/*
+	 * Real-time threads, and declared sleepers in the first sample of
+	 * a sleep: their labels, never interrupted. A real-time thread that
+	 * used (almost) no CPU since its previous sample and is outside
+	 * every label is waiting: Idle (inside a label it is not, whatever
+	 * keeps it from running).
+	 */
 	if ((th->flags & RTPROF_THREAD_RT) || sl != RTPROF__AWAKE) {
-		rtprof__sample_labels(lk, th, t, d, flags | RTPROF_SAMPLE_LABELS);
+		rtprof__sample_labels(lk, th, t, d, flags | RTPROF_SAMPLE_LABELS,
+		    d < span / 50 ? RTPROF_SAMPLE_ASLEEP : 0);
+		return 1;
+	}
+	/*
+	 * The signal path: a thread that used (almost) no CPU since its
+	 * previous sample (under 2% of the time since: ticks are not evenly
+	 * spaced) is not signalled, so a thread blocked in a call that never
+	 * restarts (poll, nanosleep) is not interrupted again and again with
+	 * EINTR: its previous stack is repeated.
+	 */
+	if (th->s_has_stack && d < span / 50) {
+		rtprof__rec_same(t, th->tid, d, flags);
 		return 1;
 	}
 	rtprof__sig_sample(lk, th, t, d, flags, now, deadline);

@@ -32,9 +32,10 @@ void rtprof__rec_same(uint64_t t, pid_t tid, uint64_t cpu, unsigned flags);
 void rtprof__rec_sample(uint64_t t, pid_t tid, uint64_t cpu, unsigned flags,
     const uint64_t *frames, const unsigned char *is_label, unsigned n);
 void rtprof__rec_overhead(uint64_t t0, uint64_t t1, const uint64_t v[4]);
-/* @th's SAMPLE with its labels only, read under its ck_sequence. */
+/* @th's SAMPLE with its labels only, read under its ck_sequence; with
+ * @bare_flags added when it has none. */
 void rtprof__sample_labels(const rtprof_lock *lk, struct rtprof__thread *th,
-    uint64_t t, uint64_t d, unsigned flags);
+    uint64_t t, uint64_t d, unsigned flags, unsigned bare_flags);
 
 /* sample_signal.c */
 int rtprof__sig_setup(const rtprof_lock *lk);
