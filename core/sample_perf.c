@@ -56,12 +56,12 @@
 #define RUNNING_ON_VALGRIND 0
 #endif
 
+#include "perf_probe.h"
 #include "sampler_int.h"
 #include "unwind.h"
 #include "../codec/wire.h"
 
-#define PERF_STACK 16384        /* user stack bytes copied per sample */
-#define PERF_STACK_CS 8192      /* the same where a thread goes off CPU */
+#define PERF_STACK 16384        /* most stack bytes in a sample */
 #define RING_PAGES 64           /* data pages per thread's ring (256 KiB) */
 #define RING_PAGES_MIN 8
 #define REC_MAX 65536           /* a record's size is a u16 */
@@ -110,55 +110,23 @@ static struct {
 } P;
 
 #if defined(__x86_64__)
-/* perf's x86 register bits: AX BX CX DX SI DI BP SP IP (0-8), R8-R15
- * (16-23); values come in bit order. Their libunwind numbers. */
-#define REGS_MASK (0x1ffull | (0xffull << 16))
+/* perf's x86 register bits (core/perf_probe.c): AX BX CX DX SI DI BP SP
+ * IP, R8-R15; values come in bit order. Their libunwind numbers. */
 static const unsigned char unw_of[17] = {
 	0, 3, 2, 1, 4, 5, 6, 7, 16, 8, 9, 10, 11, 12, 13, 14, 15
 };
 #define NREGS_PERF 17
-#define HAVE_PERF_REGS 1
 #elif defined(__aarch64__)
 /* X0-X30, SP, PC: the same numbers as libunwind's. */
-#define REGS_MASK ((1ull << 33) - 1)
 #define NREGS_PERF 33
-#define HAVE_PERF_REGS 1
+#define SP_REG 31
 #elif defined(__arm__)
-#define REGS_MASK 0xffffull
 #define NREGS_PERF 16
-#define HAVE_PERF_REGS 1
+#define SP_REG 13
 #else
-#define HAVE_PERF_REGS 0
+#define NREGS_PERF 1            /* never sampled: rtprof__perf_probe() */
+#define SP_REG 0
 #endif
-
-static int
-sys_perf_open(struct perf_event_attr *a, pid_t tid)
-{
-	return (int)syscall(SYS_perf_event_open, a, tid, -1, -1,
-	    PERF_FLAG_FD_CLOEXEC);
-}
-
-/* The attributes of @th's events: task-clock (@cs 0) or
- * context-switches (@cs 1). */
-static void
-attr_of(struct perf_event_attr *a, int cs, uint64_t interval_ns, int kernel)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = cs ? PERF_COUNT_SW_CONTEXT_SWITCHES : PERF_COUNT_SW_TASK_CLOCK;
-	a->sample_period = cs ? 1 : interval_ns;
-	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
-	    PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	a->sample_regs_user = REGS_MASK;
-	a->sample_stack_user = cs ? PERF_STACK_CS : PERF_STACK;
-	a->use_clockid = 1;
-	a->clockid = CLOCK_MONOTONIC;
-	a->sample_id_all = 1;
-	a->context_switch = !cs;
-	a->exclude_kernel = !kernel;
-	a->exclude_hv = 1;
-}
 
 /* Move @fd to a number at or above half the descriptor limit (when the
  * limit is large enough), away from the numbers programs pick. */
@@ -233,8 +201,8 @@ perf_new(pid_t tid, uint64_t interval_ns)
 		return NULL;
 	p->tid = tid;
 	p->fd_cs = -1;
-	attr_of(&a, 0, interval_ns, P.kernel);
-	p->fd = sys_perf_open(&a, tid);
+	rtprof__perf_attr(&a, 0, interval_ns, P.kernel);
+	p->fd = rtprof__perf_open(&a, tid);
 	if (p->fd < 0 || ring_map(p) != 0) {
 		int e = p->fd < 0 ? errno : ENOMEM;
 
@@ -247,8 +215,8 @@ perf_new(pid_t tid, uint64_t interval_ns)
 	p->fd = fd_high(p->fd);
 	ioctl(p->fd, PERF_EVENT_IOC_ID, &p->id);
 	if (P.kernel) {
-		attr_of(&a, 1, interval_ns, 1);
-		p->fd_cs = sys_perf_open(&a, tid);
+		rtprof__perf_attr(&a, 1, interval_ns, 1);
+		p->fd_cs = rtprof__perf_open(&a, tid);
 		if (p->fd_cs >= 0) {
 			p->fd_cs = fd_high(p->fd_cs);
 			ioctl(p->fd_cs, PERF_EVENT_IOC_ID, &p->id_cs);
@@ -270,42 +238,25 @@ static void
 decide(void)
 {
 	const char *env = getenv("RTPROF_SAMPLER");
-	struct perf_event_attr a;
-	int fd;
+	int level = RTPROF__PERF_NONE;
 
 	P.decided = 1;
 	P.valgrind = RUNNING_ON_VALGRIND != 0;
-	if (!HAVE_PERF_REGS || P.valgrind ||
-	    (env != NULL && strcmp(env, "signal") == 0)) {
-		P.why_errno = 0;
-		return;
-	}
-	for (int k = 1; k >= 0; k--) {
-		attr_of(&a, 0, 1000000, k);
-		fd = sys_perf_open(&a, 0);
-		if (fd >= 0) {
-			close(fd);
-			P.usable = 1;
-			P.kernel = k;
-			return;
-		}
-		P.why_errno = errno;
-	}
-}
+	P.why_errno = 0;
+	if (!P.valgrind && (env == NULL || strcmp(env, "signal") != 0))
+		level = rtprof__perf_probe(&P.why_errno);
+	P.usable = level != RTPROF__PERF_NONE;
+	P.kernel = level == RTPROF__PERF_KERNEL;
+	/* Refused: said once, on the program's stderr, unless a launcher
+	 * (rtprof record) said it already for the whole run. */
+	if (level == RTPROF__PERF_NONE && P.why_errno != 0 &&
+	    getenv("RTPROF_SAMPLER_QUIET") == NULL) {
+		char why[320];
 
-/* The kernel's perf_event_paranoid, or -99 when unreadable. */
-static int
-paranoid(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	int v = -99;
-
-	if (f != NULL) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -99;
-		fclose(f);
+		rtprof__perf_why(level, P.why_errno, why, sizeof(why));
+		fprintf(stderr, "rtprof: sampling with signals (a blocking call "
+		    "may end with EINTR): %s\n", why);
 	}
-	return v;
 }
 
 /*
@@ -316,31 +267,23 @@ paranoid(void)
 const char *
 rtprof__perf_method(const rtprof_lock *lk, char *why, size_t n)
 {
+	const char *env = getenv("RTPROF_SAMPLER");
+
 	(void)lk;
 	if (!P.decided)
 		decide();
 	if (P.usable) {
-		snprintf(why, n, "%s", P.kernel ? "perf events: task-clock "
-		    "samples, context switches with stacks" : "perf events: "
-		    "task-clock samples of user code (perf_event_paranoid "
-		    "allows no kernel-side sampling: no stacks where threads "
-		    "block)");
+		rtprof__perf_why(P.kernel ? RTPROF__PERF_KERNEL :
+		    RTPROF__PERF_USER, 0, why, n);
 		return "perf";
 	}
-	if (!HAVE_PERF_REGS)
-		snprintf(why, n, "no perf registers for this architecture");
-	else if (P.valgrind)
+	if (P.valgrind)
 		snprintf(why, n, "running under valgrind: the kernel would "
 		    "sample valgrind's registers, not the program's");
-	else if (P.why_errno == 0)
+	else if (P.why_errno == 0 && env != NULL && strcmp(env, "signal") == 0)
 		snprintf(why, n, "RTPROF_SAMPLER=signal");
-	else if (P.why_errno == EACCES || P.why_errno == EPERM)
-		snprintf(why, n, "perf events refused (perf_event_paranoid "
-		    "%d): sysctl kernel.perf_event_paranoid=1, or CAP_PERFMON, "
-		    "allows them", paranoid());
 	else
-		snprintf(why, n, "perf_event_open failed: %s",
-		    strerror(P.why_errno));
+		rtprof__perf_why(RTPROF__PERF_NONE, P.why_errno, why, n);
 	return "signal";
 }
 
@@ -416,7 +359,7 @@ static int
 parse_sample(const unsigned char *r, size_t len, struct psample *s)
 {
 	const unsigned char *e = r + len, *q = r + sizeof(struct perf_event_header);
-	uint64_t v[NREGS_PERF > 0 ? NREGS_PERF : 1], sz;
+	uint64_t v[NREGS_PERF], sz;
 	uint32_t pt[2];
 
 	if (q + 8 + 8 + 8 + 8 > e)
@@ -441,7 +384,7 @@ parse_sample(const unsigned char *r, size_t len, struct psample *s)
 #else
 		for (int i = 0; i < NREGS_PERF; i++)
 			s->regs[i] = v[i];
-		s->sp = (uintptr_t)v[NREGS_PERF == 33 ? 31 : 13];
+		s->sp = (uintptr_t)v[SP_REG];
 #endif
 	}
 	if (q + 8 > e)

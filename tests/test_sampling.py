@@ -1,6 +1,7 @@
 """Sampling that leaves the program alone (tests/sampling_target.c, sort).
 
     test_sampling.py RTPROF SAMPLING_TARGET MSGPACK2GECKO TESTS_DIR WORKDIR
+                     NOPERF
 
 Each case runs twice: with the default method (perf events where the
 kernel allows them: the profile's meta says which) and with the signal
@@ -28,6 +29,12 @@ themselves) and under `rtprof record` (the preload library).
 - sort: `rtprof record -- sort` of a 40 MB file exits 0 with the output
   sort gives alone, and its top functions are sort's and libc's, not the
   profiler's (both methods: sort installs its own SIGPROF handler).
+- refused: where perf_event_open is refused (tests/noperf.c: a seccomp
+  filter, as a container's default profile has), the program linked with
+  librtprof says so once on its stderr, with the reason and what allows
+  it, and falls back to signals; under `rtprof record` the launcher says
+  it once for the whole run and the processes stay quiet. The profile's
+  gathering log says "signal" and why. RTPROF_SAMPLER=signal says nothing.
 """
 
 import os
@@ -38,7 +45,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gecko_testlib import check, fail, load  # noqa: E402
 
-RTPROF, TARGET, M2G, TESTS, WORK = sys.argv[1:6]
+RTPROF, TARGET, M2G, TESTS, WORK, NOPERF = sys.argv[1:7]
 os.makedirs(WORK, exist_ok=True)
 
 
@@ -250,8 +257,48 @@ def case_sort(mode, tag):
               f"{tag}: the profiler's own frame {name} at the top")
 
 
+def sampling_why(prof):
+    return prof.get("profileGatheringLog", {}).get("sampling", {}).get(
+        "why", "")
+
+
+def said(stderr):
+    return [l for l in stderr.splitlines() if "sampling with signals" in l]
+
+
+def case_refused():
+    dump = os.path.join(WORK, "refused.rtprof")
+    out = os.path.join(WORK, "refused.json.gz")
+    with open(dump, "wb") as f:
+        r = run([NOPERF, TARGET, "busy16"], {"RTPROF_FD": str(f.fileno())},
+                pass_fds=(f.fileno(),))
+    check(r.returncode == 0, f"refused: exit {r.returncode}: {r.stderr}")
+    lines = said(r.stderr)
+    print(f"refused (linked): {lines}")
+    check(len(lines) == 1 and "seccomp" in lines[0],
+          f"refused: want one line naming seccomp, got {r.stderr!r}")
+    c = run([M2G, dump, "-o", out], {})
+    check(c.returncode == 0, f"refused: msgpack2gecko: {c.stderr}")
+    prof = load(out)
+    check(method(prof) == "signal" and "seccomp" in sampling_why(prof),
+          f"refused: the profile says {method(prof)}: {sampling_why(prof)}")
+    out = os.path.join(WORK, "refused-record.json.gz")
+    r = run([NOPERF, RTPROF, "record", "-o", out, "--", TARGET, "busy16"], {})
+    check(r.returncode == 0, f"refused record: exit {r.returncode}")
+    lines = said(r.stderr)
+    print(f"refused (record): {lines}")
+    check(len(lines) == 1 and lines[0].startswith("rtprof record:"),
+          f"refused record: want one line from the launcher: {r.stderr!r}")
+    check(method(load(out)) == "signal", "refused record: not signal")
+    with open(dump, "wb") as f:
+        r = run([NOPERF, TARGET, "busy16"], {"RTPROF_SAMPLER": "signal",
+                "RTPROF_FD": str(f.fileno())}, pass_fds=(f.fileno(),))
+    check(said(r.stderr) == [], f"RTPROF_SAMPLER=signal: {r.stderr!r}")
+
+
 def main():
     t0 = time.monotonic()
+    case_refused()
     for mname, mode in (("default", {}),
                         ("signal", {"RTPROF_SAMPLER": "signal"})):
         for rname, run_as in (("linked", linked), ("record", record)):

@@ -75,6 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "record_probe.h"
 #include "convert.h"
 #include "record.h"
 #include "wire.h"
@@ -965,6 +966,7 @@ cmd_record(int argc, char **argv)
 		return 2;
 	}
 
+	rtprof_record_say_sampling(PROG);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = forward;
 	sigemptyset(&sa.sa_mask);
