@@ -763,19 +763,25 @@ RTPROF_API int rtprof_audio_init(rtprof_audio *a, const char *name);
  * registered start recording at their next event.
  *
  * Sampling (unless sample_interval_us is RTPROF_SAMPLING_OFF): a sampler
- * thread samples every registered thread each interval. Real-time threads
+ * thread samples every registered thread. Where the kernel allows perf
+ * events (root, CAP_PERFMON, kernel.perf_event_paranoid <= 2) the kernel
+ * copies each thread's registers and stack once per interval of its own
+ * CPU time: no signal reaches the program. Real-time threads
  * (RTPROF_THREAD_RT) and threads that declared themselves asleep
- * (rtprof_thread_sleep) are never interrupted. Other threads that ran since
- * their previous sample receive a real-time signal (never SIGPROF, which
- * is left to the program): the first from SIGRTMAX down that has no
- * handler when the sampler starts. rtprof installs a handler on it; a
- * signal of that number it did not send goes to the handler it replaced,
- * and if the program installs its own handler on it later, rtprof sends
- * no more signals in the process (native frames stop; said once on
- * stderr). A call they are blocked in may return EINTR (poll, nanosleep,
- * usleep...; read and write restart), as with any signal-based profiler.
- * A thread that blocks the signal is sampled without native frames, and
- * its samples say so.
+ * (rtprof_thread_sleep) are never interrupted either way. Where perf
+ * events are refused (said once on stderr, with the setting that allows
+ * them), under valgrind, with RTPROF_SAMPLER=signal in the environment,
+ * and for threads that push labels, other threads that ran since their
+ * previous sample receive a real-time signal (never SIGPROF, which is
+ * left to the program): the first from SIGRTMAX down that has no handler
+ * when the sampler starts. rtprof installs a handler on it; a signal of
+ * that number it did not send goes to the handler it replaced, and if the
+ * program installs its own handler on it later, rtprof sends no more
+ * signals in the process (native frames stop; said once on stderr). A
+ * call a signalled thread is blocked in may return EINTR (poll,
+ * nanosleep, usleep...; read and write restart), as with any signal-based
+ * profiler. A thread that blocks the signal is sampled without native
+ * frames, and its samples say so.
  *
  * Context: any thread; may block and allocate.
  * Return: 0, -EBUSY (a session is running), -EINVAL (bad settings or fd;
