@@ -2816,6 +2816,17 @@ write_meta(struct gsess *g, struct json *j, bool top)
 		json_key(j, "logicalCPUs");
 		json_i64(j, g->cpus);
 	}
+	if (g->sampling_method != NULL && g->sampling_method[0] != '\0') {
+		/* Not read by the front-end; for people and tools (the
+		 * gathering log says the same per process). */
+		json_key(j, "rtprofSampling");
+		json_obj(j);
+		json_key(j, "method");
+		json_str(j, g->sampling_method);
+		json_key(j, "why");
+		json_str(j, g->sampling_why != NULL ? g->sampling_why : "");
+		json_obj_end(j);
+	}
 	json_key(j, "stackwalk");
 	json_u64(j, 0);
 	json_key(j, "debug");

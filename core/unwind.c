@@ -54,6 +54,7 @@ extern int UNW_OBJ(search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
 
 struct umod {
 	uintptr_t lo, hi;        /* executable PT_LOAD range */
+	int own;                 /* librtprof or librtprof-preload */
 	/* Each read-only PT_LOAD segment. Not the span from the first to
 	 * the last: the gaps between segments may be mapped PROT_NONE. */
 	uintptr_t seg_lo[UMOD_SEGS], seg_hi[UMOD_SEGS];
@@ -130,6 +131,19 @@ eh_hdr_table(struct umod *m)
 	return 0;
 }
 
+/* Is @path one of rtprof's own libraries? Their frames are left out of
+ * the stacks: the program did not call them (a wrapper of
+ * librtprof-preload, the recorder's own code), its caller did. */
+static int
+own_module(const char *path)
+{
+	const char *b = path != NULL ? strrchr(path, '/') : NULL;
+
+	b = b != NULL ? b + 1 : path;
+	return b != NULL && strncmp(b, "librtprof", 9) == 0 &&
+	    (b[9] == '.' || strncmp(b + 9, "-preload.", 9) == 0);
+}
+
 static int
 scan_cb(struct dl_phdr_info *info, size_t size, void *ctx)
 {
@@ -170,6 +184,7 @@ scan_cb(struct dl_phdr_info *info, size_t size, void *ctx)
 	}
 	if (m.lo >= m.hi)
 		return 0;       /* no code */
+	m.own = own_module(info->dlpi_name);
 	if (m.hdr != 0 && eh_hdr_table(&m) != 0)
 		m.hdr = 0;      /* a search table in a form not read here */
 #if defined(__arm__)
@@ -449,6 +464,16 @@ rtprof__unwinder_tick(struct rtprof__unwinder *u)
 	u->scanned_this_tick = 0;
 }
 
+/* Is @ip (the interrupted instruction when @leaf, else a return address)
+ * in rtprof's own code? */
+static int
+is_own(const struct rtprof__unwinder *u, uintptr_t ip, int leaf)
+{
+	const struct umod *m = mod_find(u, leaf ? ip : ip - 1);
+
+	return m != NULL && m->own;
+}
+
 /* Context: sampler thread. */
 int
 rtprof__unwind(struct rtprof__unwinder *u, const struct rtprof__ucopy *rq,
@@ -477,9 +502,11 @@ rtprof__unwind(struct rtprof__unwinder *u, const struct rtprof__ucopy *rq,
 			*truncated = 1;
 			break;
 		}
-		ips[n] = ip;
-		sps[n] = sp;
-		n++;
+		if (!is_own(u, ip, n == 0)) {
+			ips[n] = ip;
+			sps[n] = sp;
+			n++;
+		}
 		if (unw_step(&cur) <= 0)
 			break;
 	}

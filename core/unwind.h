@@ -48,6 +48,8 @@ void rtprof__unwinder_tick(struct rtprof__unwinder *u);
  * may land in any stack).
  * @ips, @sps: out, innermost first: each frame's instruction pointer (the
  * first exact, the others return addresses) and stack pointer.
+ * Frames in rtprof's own libraries (librtprof, librtprof-preload's
+ * wrappers) are left out: the program's caller is the frame that counts.
  * Return: the number of frames (0 when nothing could be unwound);
  * *@truncated set when there were more than @max.
  */

@@ -358,6 +358,22 @@ real_rt(void *arg)
 	return NULL;
 }
 
+/* Sleep until the sampler has sampled the calling (registered) thread
+ * @n more times, at most 5 s: on a loaded machine its ticks come late. */
+static void
+await_samples(uint64_t n)
+{
+	struct rtprof_thread_stats st0, st;
+
+	CK(rtprof_thread_stats_get(&st0));
+	for (int i = 0; i < 1000; i++) {
+		nap_ms(5);
+		CK(rtprof_thread_stats_get(&st));
+		if (st.samples >= st0.samples + n)
+			return;
+	}
+}
+
 static void
 record_real(const char *dir)
 {
@@ -387,11 +403,11 @@ record_real(const char *dir)
 	s.fd = fd;
 	s.sample_interval_us = 1000;
 	CK(rtprof_session_start(&s));
-	nap_ms(20);                     /* samples while it is blocked */
+	await_samples(5);               /* samples while it is blocked */
 	rtprof_mark("wake", RTPROF_CAT_OTHER);
 	pipe_put(real_go[1]);
 	pipe_get(real_done[0]);
-	nap_ms(30);                     /* samples after it blocked again */
+	await_samples(5);               /* samples after it blocked again */
 	CK(rtprof_session_stop());
 	pipe_put(real_go[1]);
 	if (pthread_join(rt, NULL) != 0)

@@ -63,8 +63,8 @@
 - rtprof summarize: the blocked calls with their time, CPU time per
   thread, inner_work on top by self samples; --folded gives flame-graph
   stacks with outer_work;inner_work.
-- Options: --interval 10 gives 100 samples a second, the default 1000
-  (x7.5-12.5, from the median gap between samples), meta.interval 10;
+- Options: --interval 10 gives 100 samples per CPU-second of a busy
+  thread, the default 1000 (x7.5-12.5), meta.interval 10;
   --memory 8 is the dump header's memory_limit (8 MiB; 32 by default, as
   rtprof-inspect prints it); with no -o, record_target.json.gz and
   record_target.rtprof in the current directory.
@@ -836,14 +836,11 @@ wait $a $b
           os.path.exists(os.path.join(DIR, "record_target.rtprof")),
           f"no -o: no record_target.json.gz and .rtprof in {DIR}: "
           f"{sorted(os.listdir(DIR))}")
-    # One tick at a random point of each interval (stratified): gaps
-    # between samples of 0 to 2 intervals, symmetric around one interval,
-    # whose median is the interval. A tick the sampler could not make in
-    # time is not caught up (a loaded host here lost up to 40% of the 1 ms
-    # ticks, 30% of the 10 ms ones: samples/s x5.7-12 apart). A lost tick
-    # makes one long gap, which moves the median little (15% lost: +9%,
-    # 30%: +24%), where a mean over the gaps of at most 3 intervals gave
-    # x8.5-12.5 on loaded runs. So the rate is 1 / the median gap.
+    # Samples per CPU-second of the CPU-bound cruncher: with perf events
+    # one per interval of its own CPU time; with signals one per tick it
+    # ran through. Against its own CPU time, not the wall clock: on a
+    # loaded host a thread gets a part of a CPU (and a signal sampler's
+    # ticks come late), which moved a wall-clock rate x5.7-12 apart.
     rates = {}
     for name, path, iv in (("1", os.path.join(DIR, "dflt.json.gz"), 1),
                            ("10", named, 10)):
@@ -851,21 +848,20 @@ wait $a $b
         cr = [t for t in prof["threads"] if t["name"] == "cruncher"]
         check(len(cr) == 1, f"--interval {name}: threads "
               f"{[t['name'] for t in prof['threads']]}")
-        ts = sample_times(cr[0])
-        gaps = sorted(b - a for a, b in zip(ts, ts[1:]))
-        check(len(gaps) >= 10, f"--interval {name}: {len(ts)} samples")
-        rates[name] = (1000 / max(gaps[len(gaps) // 2], 1e-6),
-                       1000 * (len(ts) - 1) / (ts[-1] - ts[0]),
-                       prof["meta"]["interval"])
-    (r1, raw1, i1), (r10, raw10, i10) = rates["1"], rates["10"]
-    print(f"test_record: --interval 10: {r10:.1f} samples/s, by default "
-          f"{r1:.1f} (x{r1 / r10:.2f}; over the whole run {raw10:.1f} and "
-          f"{raw1:.1f})", file=sys.stderr)
+        smp = cr[0]["samples"]
+        col = smp["schema"]["threadCPUDelta"]
+        cpu = [row[col] or 0 for row in smp["data"]]
+        busy = [c for c in cpu if c > 0]
+        check(len(busy) >= 10, f"--interval {name}: {len(busy)} samples")
+        rates[name] = (len(busy) / (sum(cpu) / 1e9), prof["meta"]["interval"])
+    (r1, i1), (r10, i10) = rates["1"], rates["10"]
+    print(f"test_record: --interval 10: {r10:.1f} samples per CPU-second,"
+          f" by default {r1:.1f} (x{r1 / r10:.2f})", file=sys.stderr)
     check(i1 == 1 and i10 == 10, f"--interval: meta.interval {i1}, {i10}")
     check(75 <= r10 <= 125 and 750 <= r1 <= 1250 and
           7.5 <= r1 / r10 <= 12.5,
-          f"--interval 10: {r10:.1f} samples/s, the default {r1:.1f} "
-          f"(x{r1 / r10:.2f}, want x7.5-12.5)")
+          f"--interval 10: {r10:.1f} samples per CPU-second, the default "
+          f"{r1:.1f} (x{r1 / r10:.2f}, want x7.5-12.5)")
     # --memory ends up in the dump header's session settings.
     st1 = inspect_settings(os.path.join(DIR, "dflt.rtprof"))
     st10 = inspect_settings(os.path.join(DIR, "record_target.rtprof"))

@@ -282,6 +282,8 @@ def case_refused():
     prof = load(out)
     check(method(prof) == "signal" and "seccomp" in sampling_why(prof),
           f"refused: the profile says {method(prof)}: {sampling_why(prof)}")
+    check(prof["meta"].get("rtprofSampling", {}).get("method") == "signal",
+          f"refused: meta says {prof['meta'].get('rtprofSampling')}")
     out = os.path.join(WORK, "refused-record.json.gz")
     r = run([NOPERF, RTPROF, "record", "-o", out, "--", TARGET, "busy16"], {})
     check(r.returncode == 0, f"refused record: exit {r.returncode}")
