@@ -43,8 +43,9 @@ def main():
     period = FRAMES / RATE * 1000.0
 
     al.check_schemas(p)
-    audio = [th for th in p["threads"] if th["name"] == "audio"]
-    check(len(audio) == 1, f"{len(audio)} 'audio' threads")
+    # A real-time thread's track is named for the front-end's audio rule.
+    audio = [th for th in p["threads"] if th["name"] == "Audio"]
+    check(len(audio) == 1, f"{len(audio)} 'Audio' threads")
     ms = markers(audio[0])
     cbs = sorted((m for m in ms if m["name"] == "Audio callback"),
                  key=lambda m: m["start"])
