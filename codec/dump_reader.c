@@ -1125,7 +1125,7 @@ frame_counter(struct dec *d, const msgpack_object *o)
 	bool is_map = obj_map(d, o, &kv, &n);
 
 	memset(&c, 0, sizeof(c));
-	c.name = c.category = c.description = "";
+	c.name = c.category = c.description = c.unit = "";
 	for (uint32_t i = 0; i < n; i++) {
 		const msgpack_object *k = &kv[i].key, *v = &kv[i].val;
 
@@ -1138,6 +1138,10 @@ frame_counter(struct dec *d, const msgpack_object *o)
 			c.category = obj_str(d, v, NULL);
 		} else if (key_is(k, "description")) {
 			c.description = obj_str(d, v, NULL);
+		} else if (key_is(k, "kind")) {
+			c.kind = (uint32_t)obj_max(d, v, UINT32_MAX);
+		} else if (key_is(k, "unit")) {
+			c.unit = obj_str(d, v, NULL);
 		}
 	}
 	if (is_map && !has_id)

@@ -158,6 +158,9 @@ struct rtprof_dump_counter {
 	const char *name;
 	const char *category;           /* free text, "Memory" for memory */
 	const char *description;
+	uint32_t kind;                  /* enum rtprof_counter_kind; 0 in
+					 * older dumps (no "kind") */
+	const char *unit;               /* "" in older dumps */
 };
 
 /* The 10 integers that open a DATA frame. */

@@ -40,6 +40,7 @@
 
 #include "esc.h"
 #include "gecko.h"
+#include "gecko_counters.h"
 #include "spill.h"
 #include "symbolize.h"
 
@@ -54,6 +55,14 @@
 #define GECKO_PROCESS_MEMORY_NAME "Process memory"
 #define GECKO_OVERHEAD_SCHEMA "ProfilerOverhead"
 #define GECKO_DROPPED_SCHEMA "rtprof.Dropped"
+/* A memory counter starts with a 0 this long before its first level. */
+#define GECKO_COUNTER_LEAD_MS 0.001
+/* The sampler's overhead: one marker per window of this many ms. */
+#define GECKO_OVERHEAD_WINDOW_MS 100.0
+#define GECKO_OVERHEAD_WINDOW_TEXT "100 ms"
+/* THREAD frame flags (rtprof_thread_flags). */
+#define GECKO_THREAD_RT 1u
+#define GECKO_THREAD_SAMPLER 4u
 /* gmark.kind of a "Dropped events" marker (not a record kind). */
 #define GMARK_DROPPED 0x80
 
@@ -892,6 +901,8 @@ struct gcval {
 struct gcounter {
 	uint32_t id;
 	char *name, *category, *description;
+	char *unit;                     /* NULL: none given */
+	uint32_t kind;                  /* RTPROF_WIRE_COUNTER_* */
 	struct rtprof_spill_stream *vs; /* values (gcval), keyed by time */
 	uint64_t ns;
 };
@@ -1436,6 +1447,9 @@ on_counter(void *ctx, const struct rtprof_dump_counter *c)
 	free(gc->name);
 	free(gc->category);
 	free(gc->description);
+	free(gc->unit);
+	gc->kind = c->kind;
+	gc->unit = dup_opt(c->unit, &g->err);
 	gc->name = dup_opt(c->name, &g->err);
 	gc->category = dup_opt(c->category, &g->err);
 	gc->description = dup_opt(c->description, &g->err);
@@ -2364,6 +2378,7 @@ gsess_free(struct gsess *g)
 		free(g->ctr[i].name);
 		free(g->ctr[i].category);
 		free(g->ctr[i].description);
+		free(g->ctr[i].unit);
 	}
 	free(g->ctr);
 	for (size_t i = 0; i < g->strings.nslot; i++)
@@ -2719,10 +2734,12 @@ write_overhead_schema(struct json *j)
 {
 	static const char *const f[][3] = {
 		{ "total", "Total", "nanoseconds" },
+		{ "ticks", "Sampler ticks", "integer" },
+		{ "max", "Longest tick", "nanoseconds" },
 		{ "lock", "Lock", "nanoseconds" },
 		{ "threads", "Sampling threads", "nanoseconds" },
 		{ "counters", "Sampling counters", "nanoseconds" },
-		{ "nthreads", "Threads sampled", "integer" },
+		{ "nthreads", "Threads sampled (most in a tick)", "integer" },
 	};
 
 	json_obj(j);
@@ -2734,11 +2751,12 @@ write_overhead_schema(struct json *j)
 	json_str(j, "marker-table");
 	json_arr_end(j);
 	json_key(j, "tooltipLabel");
-	json_str(j, "Sampler tick: {marker.data.total} for "
-	    "{marker.data.nthreads} threads");
+	json_str(j, "Sampler: {marker.data.total} in {marker.data.ticks} "
+	    "ticks (longest {marker.data.max})");
 	json_key(j, "tableLabel");
-	json_str(j, "{marker.data.total}: lock {marker.data.lock}, threads "
-	    "{marker.data.threads}, counters {marker.data.counters}");
+	json_str(j, "{marker.data.total} in {marker.data.ticks} ticks: lock "
+	    "{marker.data.lock}, threads {marker.data.threads}, counters "
+	    "{marker.data.counters}");
 	json_key(j, "chartLabel");
 	json_str(j, "{marker.data.total}");
 	json_key(j, "data");
@@ -2757,22 +2775,13 @@ write_overhead_schema(struct json *j)
 	json_key(j, "label");
 	json_str(j, "Description");
 	json_key(j, "value");
-	json_str(j, "Time the rtprof sampler spent in one tick (its own "
+	json_str(j, "Time the rtprof sampler spent in its ticks of this "
+	    "window (at most " GECKO_OVERHEAD_WINDOW_TEXT "; its own "
 	    "thread's CPU, not the sampled threads')");
 	json_obj_end(j);
 	json_arr_end(j);
-	/* A track of its own: the cost of each tick, as bars. */
-	json_key(j, "graphs");
-	json_arr(j);
-	json_obj(j);
-	json_key(j, "key");
-	json_str(j, "total");
-	json_key(j, "type");
-	json_str(j, "bar");
-	json_key(j, "color");
-	json_str(j, "purple");
-	json_obj_end(j);
-	json_arr_end(j);
+	/* No graph: a marker track is shown whatever its thread, and the
+	 * sampler thread is hidden on load. */
 	json_obj_end(j);
 }
 
@@ -2782,6 +2791,8 @@ write_overhead_schema(struct json *j)
  * and are written by rtprof_gecko_writer_finish(); the front-end reads
  * them from the top-level meta only.
  */
+static void write_counter_schemas(struct gsess *g, struct json *j);
+
 static void
 write_meta(struct gsess *g, struct json *j, bool top)
 {
@@ -2900,6 +2911,7 @@ write_meta(struct gsess *g, struct json *j, bool top)
 	json_obj_end(j);
 	write_overhead_schema(j);
 	write_dropped_schema(j);
+	write_counter_schemas(g, j);
 	json_arr_end(j);
 	json_obj_end(j);
 }
@@ -3014,13 +3026,60 @@ overlaps_win(const struct gsess *g, double t0, double t1)
 	return t0 <= g->win_b && t1 >= g->win_a;
 }
 
-/* Reading a counter's values back (write_counters). */
+/* How counter @c is shown (gecko_counters.h). */
+static void
+counter_view(const struct gcounter *c, struct gecko_counter_view *v)
+{
+	bool builtin = c->id == RTPROF_COUNTER_SELF_MEMORY ||
+	    c->id == RTPROF_COUNTER_PROCESS_MEMORY;
+
+	gecko_counter_view(c->kind, c->category, c->unit, builtin, v);
+}
+
+/* Counter @c's name as shown ("counter N" when it was never described). */
+static const char *
+counter_name(const struct gcounter *c, char *buf, size_t n)
+{
+	if (c->id == RTPROF_COUNTER_SELF_MEMORY)
+		return GECKO_SELF_MEMORY_NAME;
+	if (c->id == RTPROF_COUNTER_PROCESS_MEMORY)
+		return GECKO_PROCESS_MEMORY_NAME;
+	if (c->name != NULL)
+		return c->name;
+	snprintf(buf, n, "counter %" PRIu32, c->id);
+	return buf;
+}
+
+static const char *
+counter_description(const struct gcounter *c)
+{
+	if (c->id == RTPROF_COUNTER_SELF_MEMORY)
+		return "rtprof's own memory: chunks, thread records, "
+		    "descriptors";
+	if (c->id == RTPROF_COUNTER_PROCESS_MEMORY)
+		return "the process's resident memory (/proc/self/statm), "
+		    "read by the sampler";
+	return c->description != NULL ? c->description : "";
+}
+
+/*
+ * Reading a counter's values back. Every value is the counter's level
+ * then (records and VALUES frames carry it, not a change). A value equal
+ * to the previous one adds nothing: registered threads report a change
+ * both as a record and in the next VALUES frame. Values outside the
+ * window are skipped.
+ */
 struct cval_ctx {
 	struct gsess *g;
 	struct json *j;
-	bool memory, have_prev;
+	struct tout *to;                /* markers: the thread's strings */
+	const struct gcounter *c;
+	struct gecko_counter_view view;
+	bool have_prev, have_held;
 	int64_t prev;
-	uint64_t inwin;
+	struct gcval held;              /* a marker waiting for its end */
+	uint64_t inwin, written;
+	double last_ms;                 /* time of the last row written */
 };
 
 static int
@@ -3035,8 +3094,45 @@ cval_count(void *ctx, const void *rec, size_t n)
 	return 0;
 }
 
+/* Does counter @c have a value inside the window? */
+static bool
+counter_in_win(struct gsess *g, const struct gcounter *c)
+{
+	struct cval_ctx cx = { .g = g };
+
+	/* Without a window every value is in it. */
+	if (isinf(g->win_a) && isinf(g->win_b))
+		return c->ns != 0;
+	spill_get(g, c->vs, cval_count, &cx);
+	return cx.inwin != 0;
+}
+
+/* Is @v a new level inside the window (cval_ctx's rules)? */
+static bool
+cval_take(struct cval_ctx *c, const struct gcval *v)
+{
+	if (c->have_prev && v->v == c->prev)
+		return false;
+	return in_win(c->g, gecko_ms(c->g, v->t));
+}
+
+/* A memory counter row: the change since the previous level. */
+static void
+cval_row(struct json *j, double t, int64_t delta)
+{
+	json_arr(j);
+	json_f64(j, t);
+	json_i64(j, delta);
+	json_arr_end(j);
+}
+
+/*
+ * A memory counter: the front-end zeroes the first change and draws the
+ * running sum, so a row of 0 just before the first level comes first
+ * (the graph starts from 0 bytes and the first level is kept).
+ */
 static int
-cval_write(void *ctx, const void *rec, size_t n)
+cval_memory(void *ctx, const void *rec, size_t n)
 {
 	struct cval_ctx *c = ctx;
 	struct gcval v;
@@ -3044,85 +3140,237 @@ cval_write(void *ctx, const void *rec, size_t n)
 
 	(void)n;
 	memcpy(&v, rec, sizeof(v));
-	/*
-	 * A value equal to the previous one adds nothing: registered threads
-	 * report a change both as a record and in the next VALUES frame.
-	 */
-	if (c->have_prev && v.v == c->prev)
+	if (!cval_take(c, &v))
 		return 0;
-	/* Outside the window: skipped, so the first value kept carries the
-	 * whole running sum. */
 	t = gecko_ms(c->g, v.t);
-	if (!in_win(c->g, t))
-		return 0;
-	json_arr(c->j);
-	json_f64(c->j, t);
-	/* Memory tracks want the change, others the value. */
-	json_i64(c->j, c->memory ? (int64_t)((uint64_t)v.v -
-	    (uint64_t)c->prev) : v.v);
-	json_arr_end(c->j);
+	if (c->written == 0)
+		cval_row(c->j, t - GECKO_COUNTER_LEAD_MS, 0);
+	cval_row(c->j, t, (int64_t)((uint64_t)v.v - (uint64_t)(c->written ?
+	    c->prev : 0)));
+	c->written++;
+	c->last_ms = t;
 	c->prev = v.v;
 	c->have_prev = true;
 	return 0;
 }
 
+static double counter_end_ms(const struct gsess *g);
+
+static void
+write_memory_counter(struct gsess *g, struct json *j,
+    const struct gcounter *c)
+{
+	struct cval_ctx cx = { .g = g, .j = j, .c = c };
+	char buf[64];
+
+	json_obj(j);
+	json_key(j, "name");
+	json_str(j, counter_name(c, buf, sizeof(buf)));
+	json_key(j, "category");
+	json_str(j, "Memory");
+	json_key(j, "description");
+	json_str(j, counter_description(c));
+	json_key(j, "samples");
+	json_obj(j);
+	json_key(j, "schema");
+	json_obj(j);
+	json_key(j, "time");
+	json_u64(j, 0);
+	json_key(j, "count");
+	json_u64(j, 1);
+	json_obj_end(j);
+	json_key(j, "data");
+	json_arr(j);
+	spill_get(g, c->vs, cval_memory, &cx);
+	/* The last level lasts to the end (no change: a row of 0). */
+	if (cx.written != 0 && counter_end_ms(g) > cx.last_ms)
+		cval_row(j, counter_end_ms(g), 0);
+	json_arr_end(j);
+	json_obj_end(j);
+	json_obj_end(j);
+}
+
+/* Memory counters only: gauges and counts are marker graphs. */
 static void
 write_counters(struct gsess *g, struct json *j)
 {
 	json_key(j, "counters");
 	json_arr(j);
 	for (size_t i = 0; i < g->nctr; i++) {
-		struct gcounter *c = &g->ctr[i];
-		bool self = c->id == RTPROF_COUNTER_SELF_MEMORY;
-		bool rss = c->id == RTPROF_COUNTER_PROCESS_MEMORY;
-		const char *cat = self || rss ? "Memory" :
-		    c->category != NULL && c->category[0] != '\0' ?
-		    c->category : "Other";
-		char name[64];
-		struct cval_ctx cx = { .g = g, .j = j,
-		    .memory = strcmp(cat, "Memory") == 0 };
+		struct gecko_counter_view v;
 
-		/* Values only outside the window: dropped by the front-end
-		 * anyway. Without a window every value is in it. */
-		if (isinf(g->win_a) && isinf(g->win_b))
-			cx.inwin = c->ns;
-		else
-			spill_get(g, c->vs, cval_count, &cx);
-		if (cx.inwin == 0)
-			continue;
-		if (self)
-			snprintf(name, sizeof(name), GECKO_SELF_MEMORY_NAME);
-		else if (rss)
-			snprintf(name, sizeof(name), GECKO_PROCESS_MEMORY_NAME);
-		else if (c->name == NULL)
-			snprintf(name, sizeof(name), "counter %" PRIu32, c->id);
-		json_obj(j);
-		json_key(j, "name");
-		json_str(j, self || rss || c->name == NULL ? name : c->name);
-		json_key(j, "category");
-		json_str(j, cat);
-		json_key(j, "description");
-		json_str(j, self ? "rtprof's own memory: chunks, thread "
-		    "records, descriptors" : rss ? "the process's resident "
-		    "memory (/proc/self/statm), read by the sampler" :
-		    c->description != NULL ? c->description : "");
-		json_key(j, "samples");
-		json_obj(j);
-		json_key(j, "schema");
-		json_obj(j);
-		json_key(j, "time");
-		json_u64(j, 0);
-		json_key(j, "count");
-		json_u64(j, 1);
-		json_obj_end(j);
-		json_key(j, "data");
-		json_arr(j);
-		spill_get(g, c->vs, cval_write, &cx);
-		json_arr_end(j);
-		json_obj_end(j);
-		json_obj_end(j);
+		counter_view(&g->ctr[i], &v);
+		if (v.show == GECKO_SHOW_MEMORY &&
+		    counter_in_win(g, &g->ctr[i]))
+			write_memory_counter(g, j, &g->ctr[i]);
 	}
 	json_arr_end(j);
+}
+
+/* The schema of a gauge's or count's graph: a track of its values. */
+static void
+write_counter_schema(struct gsess *g, struct json *j,
+    const struct gcounter *c, const struct gecko_counter_view *v)
+{
+	char name[300], buf[64];
+	const char *cname = counter_name(c, buf, sizeof(buf));
+
+	gecko_counter_schema_name(cname, name, sizeof(name));
+	json_obj(j);
+	json_key(j, "name");
+	json_str(j, name);
+	json_key(j, "display");         /* the graph only */
+	json_arr(j);
+	json_arr_end(j);
+	json_key(j, "tooltipLabel");
+	json_str(j, "{marker.name}: {marker.data.value}");
+	json_key(j, "tableLabel");
+	json_str(j, "{marker.data.value}");
+	json_key(j, "chartLabel");
+	json_str(j, "{marker.data.value}");
+	json_key(j, "description");
+	json_str(j, counter_description(c));
+	json_key(j, "data");
+	json_arr(j);
+	json_obj(j);
+	json_key(j, "key");
+	json_str(j, "value");
+	json_key(j, "label");
+	json_str(j, v->show == GECKO_SHOW_COUNT ? "Count" : "Value");
+	json_key(j, "format");
+	json_str(j, v->format);
+	json_obj_end(j);
+	json_obj(j);
+	json_key(j, "label");
+	json_str(j, "Description");
+	json_key(j, "value");
+	json_str(j, counter_description(c));
+	json_obj_end(j);
+	json_arr_end(j);
+	json_key(j, "graphs");
+	json_arr(j);
+	json_obj(j);
+	json_key(j, "key");
+	json_str(j, "value");
+	json_key(j, "type");
+	json_str(j, v->graph);
+	json_key(j, "color");
+	json_str(j, v->show == GECKO_SHOW_COUNT ? "red" : "blue");
+	json_obj_end(j);
+	json_arr_end(j);
+	json_obj_end(j);
+	(void)g;
+}
+
+static void
+write_counter_schemas(struct gsess *g, struct json *j)
+{
+	for (size_t i = 0; i < g->nctr; i++) {
+		struct gecko_counter_view v;
+
+		/* Even without a value inside the window: the level in
+		 * effect then is shown. */
+		counter_view(&g->ctr[i], &v);
+		if (v.show != GECKO_SHOW_MEMORY && g->ctr[i].ns != 0)
+			write_counter_schema(g, j, &g->ctr[i], &v);
+	}
+}
+
+/* The category index of a counter's markers: its category's, by name. */
+static uint32_t
+counter_cat(const struct gsess *g, const struct gcounter *c)
+{
+	for (uint32_t i = 0; c->category != NULL && i < g->ncat; i++)
+		if (g->cat[i].name != NULL &&
+		    strcmp(g->cat[i].name, c->category) == 0)
+			return i;
+	return g->cat_default;
+}
+
+/*
+ * One level of a gauge or count, from when it was set to when the next
+ * one was (@t1): the graph is a step at each change.
+ */
+static void
+write_counter_marker(struct cval_ctx *c, const struct gcval *v, double t0,
+    double t1)
+{
+	char buf[64], name[300];
+	const char *cname = counter_name(c->c, buf, sizeof(buf));
+	struct json *j = c->j;
+
+	gecko_counter_schema_name(cname, name, sizeof(name));
+	json_arr(j);
+	json_i64(j, intern(c->g, c->to, cname, strlen(cname)));
+	json_f64(j, t0);
+	json_f64(j, t1 >= t0 ? t1 : t0);
+	json_u64(j, 1);
+	json_u64(j, counter_cat(c->g, c->c));
+	json_obj(j);
+	json_key(j, "type");
+	json_str(j, name);
+	json_key(j, "value");
+	if (c->view.scale == 1.0)
+		json_i64(j, v->v);
+	else
+		json_f64(j, (double)v->v * c->view.scale);
+	json_obj_end(j);
+	json_arr_end(j);
+}
+
+/*
+ * A level, held until the next one is known (its end). The level in
+ * effect when the window starts is shown from the window's start.
+ */
+static int
+cval_marker(void *ctx, const void *rec, size_t n)
+{
+	struct cval_ctx *c = ctx;
+	struct gcval v;
+	double t;
+
+	(void)n;
+	memcpy(&v, rec, sizeof(v));
+	if (c->have_prev && v.v == c->prev)
+		return 0;
+	t = gecko_ms(c->g, v.t);
+	if (t > c->g->win_b)
+		return 1;               /* sorted: nothing more to write */
+	if (c->have_held && t >= c->g->win_a)
+		write_counter_marker(c, &c->held, c->last_ms, t);
+	c->held = v;
+	c->have_held = true;
+	c->last_ms = t > c->g->win_a ? t : c->g->win_a;
+	c->prev = v.v;
+	c->have_prev = true;
+	return 0;
+}
+
+/* The end of the session's data, or of the window when it ends before. */
+static double
+counter_end_ms(const struct gsess *g)
+{
+	double end = gecko_ms(g, g->have_trailer ? g->stop_ticks : g->last_t);
+
+	return end < g->win_b ? end : g->win_b;
+}
+
+/* Every gauge and count as markers of the main thread (their graphs). */
+static void
+write_counter_markers(struct gsess *g, struct json *j, struct tout *to)
+{
+	for (size_t i = 0; i < g->nctr; i++) {
+		struct cval_ctx cx = { .g = g, .j = j, .to = to,
+		    .c = &g->ctr[i] };
+
+		counter_view(cx.c, &cx.view);
+		if (cx.view.show == GECKO_SHOW_MEMORY)
+			continue;
+		spill_get(g, cx.c->vs, cval_marker, &cx);
+		if (cx.have_held)
+			write_counter_marker(&cx, &cx.held, cx.last_ms,
+			    counter_end_ms(g));
+	}
 }
 
 static void
@@ -3800,6 +4048,11 @@ write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
 {
 	static const char *const sample_cols[] = { "stack", "time",
 	    "eventDelay" };
+	/*
+	 * rtprof's sampler thread is Idle: the front-end then hides it on
+	 * load (its activity is 0; its cost is in its overhead markers).
+	 */
+	bool sampler = th != NULL && (th->flags & GECKO_THREAD_SAMPLER) != 0;
 	double first;
 	int64_t loc;
 
@@ -3827,7 +4080,7 @@ write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
 	{
 		struct ph_ctx c = { .g = g, .j = j, .to = to, .last = first };
 
-		ph_step(&c, first, false);
+		ph_step(&c, first, sampler);
 		if (th != NULL)
 			spill_get(g, th->ps, ph_record, &c);
 		if (c.have_pre && g->win_a <= g->win_b) {
@@ -3836,7 +4089,7 @@ write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
 		}
 		if (c.emitted == 0)     /* every thread keeps one sample */
 			write_sample(g, j, to, isfinite(g->win_a) ?
-			    g->win_a : first, false);
+			    g->win_a : first, sampler);
 	}
 	json_arr_end(j);
 	json_obj_end(j);
@@ -4281,32 +4534,65 @@ write_sampled(struct gsess *g, struct json *j, struct gthread *th,
 	json_obj_end(j);
 }
 
-/* One sampler tick's cost: an interval marker on the sampler thread. */
+/*
+ * The sampler's ticks of one window (at most GECKO_OVERHEAD_WINDOW_MS):
+ * one marker, not one per tick.
+ */
+struct ovh_win {
+	bool open;
+	double t0, t1;                  /* first tick's start, last's end */
+	uint64_t ticks, sum[3], max, nthreads;
+};
+
+static void
+ovh_win_add(struct ovh_win *w, const struct govh *o, double t0, double t1)
+{
+	uint64_t total = o->v[0] + o->v[1] + o->v[2];
+
+	if (!w->open) {
+		memset(w, 0, sizeof(*w));
+		w->open = true;
+		w->t0 = t0;
+	}
+	w->t1 = t1 > w->t1 ? t1 : w->t1;
+	w->ticks++;
+	for (int i = 0; i < 3; i++)
+		w->sum[i] += o->v[i];
+	if (total > w->max)
+		w->max = total;
+	if (o->v[3] > w->nthreads)
+		w->nthreads = o->v[3];
+}
+
 static void
 write_overhead_marker(struct gsess *g, struct json *j, struct tout *to,
-    const struct govh *o)
+    const struct ovh_win *w)
 {
 	static const char name[] = "Profiler overhead";
 
 	json_arr(j);
 	json_i64(j, intern(g, to, name, sizeof(name) - 1));
-	json_f64(j, gecko_ms(g, o->t0));
-	json_f64(j, gecko_ms(g, o->t1));
+	json_f64(j, w->t0);
+	json_f64(j, w->t1);
 	json_u64(j, 1);
 	json_u64(j, g->cat_profiler);
 	json_obj(j);
 	json_key(j, "type");
 	json_str(j, GECKO_OVERHEAD_SCHEMA);
 	json_key(j, "total");
-	json_u64(j, o->v[0] + o->v[1] + o->v[2]);
+	json_u64(j, w->sum[0] + w->sum[1] + w->sum[2]);
+	json_key(j, "ticks");
+	json_u64(j, w->ticks);
+	json_key(j, "max");
+	json_u64(j, w->max);
 	json_key(j, "lock");
-	json_u64(j, o->v[0]);
+	json_u64(j, w->sum[0]);
 	json_key(j, "threads");
-	json_u64(j, o->v[1]);
+	json_u64(j, w->sum[1]);
 	json_key(j, "counters");
-	json_u64(j, o->v[2]);
+	json_u64(j, w->sum[2]);
 	json_key(j, "nthreads");
-	json_u64(j, o->v[3]);
+	json_u64(j, w->nthreads);
 	json_obj_end(j);
 	json_arr_end(j);
 }
@@ -4319,6 +4605,7 @@ struct mark_ctx {
 	const struct otables *o;        /* NULL: no backtraces */
 	uint32_t stack_off;             /* o's stack rows start here */
 	int64_t tid;
+	struct ovh_win ovh;             /* overhead ticks not yet written */
 };
 
 static int
@@ -4343,12 +4630,41 @@ ovh_record(void *ctx, const void *rec, size_t n)
 {
 	struct mark_ctx *c = ctx;
 	struct govh o;
+	double t0, t1;
 
 	(void)n;
 	memcpy(&o, rec, sizeof(o));
-	if (overlaps_win(c->g, gecko_ms(c->g, o.t0), gecko_ms(c->g, o.t1)))
-		write_overhead_marker(c->g, c->j, c->to, &o);
+	t0 = gecko_ms(c->g, o.t0);
+	t1 = gecko_ms(c->g, o.t1);
+	if (!overlaps_win(c->g, t0, t1))
+		return 0;
+	if (c->ovh.open && t1 - c->ovh.t0 > GECKO_OVERHEAD_WINDOW_MS) {
+		write_overhead_marker(c->g, c->j, c->to, &c->ovh);
+		c->ovh.open = false;
+	}
+	ovh_win_add(&c->ovh, &o, t0, t1);
 	return 0;
+}
+
+/*
+ * The track name of a real-time thread. The front-end keeps a thread
+ * whose name starts with "Audio" visible whenever it ran at all and
+ * ranks it 40 times its CPU for the thread selected on load (tracks.ts,
+ * _isFirefoxMediaThreadWhichIsUsuallyIdle); nothing else of a Gecko
+ * profile says which threads to show or select (meta.initialVisibleThreads
+ * and initialSelectedThreads do not survive its Gecko import). So: "audio"
+ * becomes "Audio", another name gets "Audio RT: " in front.
+ */
+static const char *
+rt_track_name(const char *name, char *buf, size_t n)
+{
+	if (strncmp(name, "Audio", 5) == 0)
+		return name;
+	if (strncmp(name, "audio", 5) == 0)
+		snprintf(buf, n, "A%s", name + 1);
+	else
+		snprintf(buf, n, "Audio RT: %s", name);
+	return buf;
 }
 
 /*
@@ -4364,13 +4680,16 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 	struct tout to;
 	struct otables o;
 	bool tables_ok = false;
-	char namebuf[64];
+	char namebuf[300];
 	const char *tname;
 	double reg = 0.0;
 	size_t k;
 
 	memset(&to, 0, sizeof(to));
-	if (th != NULL && th->name != NULL && th->name[0] != '\0') {
+	if (th != NULL && th->name != NULL && th->name[0] != '\0' &&
+	    (th->flags & GECKO_THREAD_RT) != 0) {
+		tname = rt_track_name(th->name, namebuf, sizeof(namebuf));
+	} else if (th != NULL && th->name != NULL && th->name[0] != '\0') {
 		tname = th->name;
 	} else if (th != NULL) {
 		snprintf(namebuf, sizeof(namebuf), "thread %" PRId64, th->tid);
@@ -4428,7 +4747,11 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 		g->th_nrs = th->nrs;
 		spill_get(g, th->ms, mark_record, &mc);
 		spill_get(g, th->ovs, ovh_record, &mc);
+		if (mc.ovh.open)
+			write_overhead_marker(g, j, &to, &mc.ovh);
 	}
+	if (main)
+		write_counter_markers(g, j, &to);
 	if (main)
 		for (k = 0; k < g->npause; k++)
 			if (overlaps_win(g, gecko_ms(g, g->pause[k][0]),

@@ -79,6 +79,12 @@ enum rtprof_rec_kind {
 /* Id of the counter for the process's resident memory (sampler). */
 #define RTPROF_COUNTER_PROCESS_MEMORY 0xFFFE
 
+/* COUNTER frame "kind" (enum rtprof_counter_kind in rtprof.h). */
+#define RTPROF_WIRE_COUNTER_UNSPECIFIED 0
+#define RTPROF_WIRE_COUNTER_GAUGE 1
+#define RTPROF_WIRE_COUNTER_COUNT 2
+#define RTPROF_WIRE_COUNTER_BYTES 3
+
 /* Category names and Gecko colours, by wire id (rtprof_category). */
 #define RTPROF_WIRE_CATEGORIES                                                 \
 	X(0, "Other", "grey")                                                  \

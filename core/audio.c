@@ -53,12 +53,14 @@ static const struct rtprof_marker_schema overrun_schema = {
 static const rtprof_marker_type *callback_type, *overrun_type;
 
 static rtprof_counter *
-counter(const char *name, const char *what, const char *description)
+counter(const char *name, const char *what, const char *description,
+    int kind, const char *unit)
 {
 	char buf[96];
 
 	snprintf(buf, sizeof(buf), "%s %s", name, what);
-	return rtprof_counter_declare(buf, "Audio", description);
+	return rtprof_counter_declare_kind(buf, "Audio", description, kind,
+	    unit);
 }
 
 /* Context: any non-RT thread; may block and allocate. */
@@ -96,11 +98,13 @@ rtprof_audio_init(rtprof_audio *a, const char *name)
 	a->overrun_type = ov;
 	a->ticks_per_us = rate / 1e6;
 	a->load = counter(name, "load", "DSP load of each callback, per mille "
-	    "of its budget (frames / sample rate)");
+	    "of its budget (frames / sample rate)", RTPROF_COUNTER_GAUGE,
+	    "permille");
 	a->jitter = counter(name, "jitter", "start of a callback minus the "
-	    "start of the previous one minus its period, in microseconds");
+	    "start of the previous one minus its period, in microseconds",
+	    RTPROF_COUNTER_GAUGE, "us");
 	a->overruns = counter(name, "overruns", "callbacks that used more "
-	    "than their budget, running total");
+	    "than their budget, running total", RTPROF_COUNTER_COUNT, "");
 	if (a->load == NULL || a->jitter == NULL || a->overruns == NULL)
 		return -(errno != 0 ? errno : ENOMEM);
 	return 0;

@@ -134,6 +134,8 @@ struct rtprof__schema_desc {
 struct rtprof__counter_desc {
 	rtprof_counter pub;
 	char *name, *category, *description;
+	char *unit;               /* "" when not given */
+	int kind;                 /* enum rtprof_counter_kind */
 };
 
 #define RTPROF__MAX_TYPES 4096

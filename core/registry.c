@@ -304,30 +304,41 @@ rtprof_marker_type_declare(const struct rtprof_marker_schema *schema)
 	return &d->pub;
 }
 
+static void
+counter_desc_free(struct rtprof__counter_desc *d)
+{
+	free(d->name);
+	free(d->category);
+	free(d->description);
+	free(d->unit);
+	free(d);
+}
+
 /* Context: any thread; may block and allocate. */
 RTPROF_API rtprof_counter *
-rtprof_counter_declare(const char *name, const char *category,
-    const char *description)
+rtprof_counter_declare_kind(const char *name, const char *category,
+    const char *description, int kind, const char *unit)
 {
 	struct rtprof__counter_desc *d;
 	const rtprof_lock *lk;
 	struct rtprof__core *c;
 
-	if (name == NULL) {
+	if (name == NULL || kind < RTPROF_COUNTER_UNSPECIFIED ||
+	    kind > RTPROF_COUNTER_BYTES) {
 		errno = EINVAL;
 		return NULL;
 	}
 	d = calloc(1, sizeof(*d));
 	if (d == NULL)
 		return NULL;
+	d->kind = kind;
 	d->name = strdup(name);
 	d->category = strdup(category ? category : "Other");
 	d->description = strdup(description ? description : "");
-	if (d->name == NULL || d->category == NULL || d->description == NULL) {
-		free(d->name);
-		free(d->category);
-		free(d->description);
-		free(d);
+	d->unit = strdup(unit ? unit : "");
+	if (d->name == NULL || d->category == NULL || d->description == NULL ||
+	    d->unit == NULL) {
+		counter_desc_free(d);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -336,10 +347,7 @@ rtprof_counter_declare(const char *name, const char *category,
 	c = rtprof__core_get(lk);
 	if (c->ncounters == RTPROF__MAX_COUNTERS) {
 		rtprof__unlock(lk);
-		free(d->name);
-		free(d->category);
-		free(d->description);
-		free(d);
+		counter_desc_free(d);
 		errno = ENOSPC;
 		return NULL;
 	}
@@ -349,4 +357,13 @@ rtprof_counter_declare(const char *name, const char *category,
 	rtprof__writer_kick(lk);
 	rtprof__unlock(lk);
 	return &d->pub;
+}
+
+/* Context: any thread; may block and allocate. */
+RTPROF_API rtprof_counter *
+rtprof_counter_declare(const char *name, const char *category,
+    const char *description)
+{
+	return rtprof_counter_declare_kind(name, category, description,
+	    RTPROF_COUNTER_UNSPECIFIED, NULL);
 }

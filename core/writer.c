@@ -305,9 +305,13 @@ add_counter(struct rtprof__session *s, const struct rtprof__counter_desc *d)
 
 	if (frame_add(s, RTPROF_FRAME_COUNTER, &pk) == NULL)
 		return;
-	msgpack_pack_map(&pk, 4);
+	msgpack_pack_map(&pk, 6);
 	pack_key(&pk, "id");
 	msgpack_pack_uint16(&pk, d->pub.id);
+	pack_key(&pk, "kind");
+	msgpack_pack_uint32(&pk, (uint32_t)d->kind);
+	pack_key(&pk, "unit");
+	pack_str(&pk, d->unit);
 	pack_key(&pk, "name");
 	pack_str(&pk, d->name);
 	pack_key(&pk, "category");

@@ -107,6 +107,19 @@ enum rtprof_thread_flags {
 	RTPROF_THREAD_SAMPLER = 1u << 2
 };
 
+/*
+ * What a counter's value is (rtprof_counter_declare_kind), so that the
+ * profile graphs it as such: a gauge is shown at each time as the value
+ * set, a count as the running count, bytes as memory (bytes, from 0).
+ */
+enum rtprof_counter_kind {
+	RTPROF_COUNTER_UNSPECIFIED = 0, /* rtprof_counter_declare: category
+					 * "Memory" is bytes, others gauges */
+	RTPROF_COUNTER_GAUGE = 1,       /* a level set by the program */
+	RTPROF_COUNTER_COUNT = 2,       /* a running count of events */
+	RTPROF_COUNTER_BYTES = 3        /* an amount of memory, in bytes */
+};
+
 /* Session modes. */
 enum rtprof_mode {
 	/* A writer thread streams full chunks to the fd as they fill. */
@@ -739,6 +752,20 @@ rtprof_counter_declare(const char *name, const char *category,
     const char *description);
 
 /*
+ * rtprof_counter_declare_kind - rtprof_counter_declare with what the value
+ * is (enum rtprof_counter_kind) and its @unit (NULL or "": a plain
+ * number; "permille", "percent", "ns", "us", "ms", "bytes"; another
+ * string is kept in the dump and shown as a plain number). The values
+ * recorded are the same integers; the unit only says how to show them.
+ * Context: any thread; may block and allocate.
+ * Return: a handle valid until the process ends, or NULL (errno set:
+ * EINVAL for an unknown kind).
+ */
+RTPROF_API rtprof_counter *
+rtprof_counter_declare_kind(const char *name, const char *category,
+    const char *description, int kind, const char *unit);
+
+/*
  * rtprof_ticks_per_second - how many rtprof_now() ticks make a second.
  * Context: any thread but an RT one; the first call may sleep up to 20 ms to
  * calibrate the TSC.
@@ -883,6 +910,11 @@ RTPROF__NOP rtprof_counter *rtprof_counter_declare(const char *n, const char *c,
 	static rtprof_counter none = { sizeof(rtprof_counter), 0, 0, 0 };
 	(void)n; (void)c; (void)d;
 	return &none;
+}
+RTPROF__NOP rtprof_counter *rtprof_counter_declare_kind(const char *n, const char *c, const char *d, int k, const char *u)
+{
+	(void)k; (void)u;
+	return rtprof_counter_declare(n, c, d);
 }
 RTPROF__NOP int rtprof_session_start(const struct rtprof_settings *s) { (void)s; return 0; }
 RTPROF__NOP int rtprof_session_stop(void) { return 0; }

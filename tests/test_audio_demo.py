@@ -43,8 +43,9 @@ def main():
     period = FRAMES / RATE * 1000.0
 
     al.check_schemas(p)
-    audio = [th for th in p["threads"] if th["name"] == "audio"]
-    check(len(audio) == 1, f"{len(audio)} 'audio' threads")
+    # A real-time thread's track is named for the front-end's audio rule.
+    audio = [th for th in p["threads"] if th["name"] == "Audio"]
+    check(len(audio) == 1, f"{len(audio)} 'Audio' threads")
     ms = markers(audio[0])
     cbs = sorted((m for m in ms if m["name"] == "Audio callback"),
                  key=lambda m: m["start"])
@@ -122,7 +123,39 @@ def main():
           f"{len(loads)} load values (max {max(lv) / 10:.1f} %, median "
           f"callback {med * 100:.2f} %), {len(jit)} jitter values (mean "
           f"{mean_us:.1f} us)", file=sys.stderr)
+    check_on_load(p, seconds)
     print("test_audio_demo: ok", file=sys.stderr)
+
+
+def check_on_load(p, seconds):
+    """What the Firefox Profiler opens with (front-end tracks.ts, as
+    validate-gecko showed): a thread named "Audio..." is kept visible when
+    it has any activity and ranked 40x for the selection; a thread whose
+    activity is 0 (no threadCPUDelta, every sample Idle) is hidden while
+    another is active. So: the audio thread's name starts with "Audio"
+    and it ran; the sampler thread's activity is 0; its overhead markers
+    are at most one per 100 ms window."""
+    cats = [c["name"] for c in p["meta"]["categories"]]
+    audio = [th for th in p["threads"] if th["name"].startswith("Audio")]
+    check(len(audio) == 1, "no thread named for the front-end's audio rule")
+    ss = audio[0]["samples"]
+    check(sum(r[ss["schema"]["threadCPUDelta"]] or 0 for r in ss["data"]) > 0,
+          "the audio thread has no CPU: the front-end would hide it")
+    smp = [th for th in p["threads"] if th["name"] == "rtprof sampler"]
+    check(len(smp) == 1, "no rtprof sampler thread")
+    st = smp[0]
+    check("threadCPUDelta" not in st["samples"]["schema"],
+          "the sampler thread has CPU deltas: not hidden on load")
+    si = st["samples"]["schema"]["stack"]
+    for r in st["samples"]["data"]:
+        frame = st["stackTable"]["data"][r[si]][st["stackTable"]["schema"]["frame"]]
+        cat = st["frameTable"]["data"][frame][st["frameTable"]["schema"]["category"]]
+        check(cats[cat] == "Idle", "a sampler sample is not Idle: its "
+              "activity makes it shown on load")
+    ovh = [m for m in markers(st) if m["name"] == "Profiler overhead"]
+    check(0 < len(ovh) <= 10 * seconds + 2,
+          f"{len(ovh)} overhead markers for {seconds} s: more than one per "
+          "100 ms")
 
 
 main()

@@ -21,7 +21,7 @@ Every function fails the test (gecko_testlib.fail, exit 1) with a message.
 import bisect
 import sys
 
-from gecko_testlib import check
+from gecko_testlib import check, markers
 
 # Times and ms fields carry 6 decimals (1 ns).
 EPS_MS = 2e-6
@@ -62,28 +62,55 @@ def check_schemas(p):
           f"Audio overrun fields {ov}")
 
 
+def counter_graph(p, name):
+    """Counter @name as written for the Firefox Profiler: its marker schema
+    "rtprof.counter.NAME" (with a graph of "value", so a track of the
+    values themselves) and its markers on any thread, each the level from
+    its start to its end. Returns (schema, [(start, end, value)]) sorted
+    by start; (None, []) when absent."""
+    schema = schemas(p).get(f"rtprof.counter.{name}")
+    rows = []
+    for pr in [p] + p.get("processes", []):
+        for th in pr["threads"]:
+            for m in markers(th):
+                d = m["data"]
+                if m["name"] == name and d and \
+                        d.get("type") == f"rtprof.counter.{name}":
+                    rows.append((m["start"], m["end"], d["value"]))
+    return schema, sorted(rows)
+
+
+# A counter's unit -> (Gecko format, scale of the value shown).
+UNIT_FORMATS = {"permille": ("percentage", 1e-3), "us": ("microseconds", 1),
+                "": ("integer", 1)}
+
+
 def counters(p, site):
-    """The site's three counters {what: (times, values)}, checked to be in
-    the profile as graphs: category Audio, a description, >= 1 value."""
-    byname = {c["name"]: c for c in p.get("counters", [])}
-    for pr in p.get("processes", []):
-        for c in pr.get("counters", []):
-            byname.setdefault(c["name"], c)
+    """The site's three counters {what: (times, values)} as recorded (the
+    shown value divided by the unit's scale), checked to be in the profile
+    as graphs of their values: a schema with a graph of "value" in the
+    unit's format, category Audio, a description, >= 1 value, levels that
+    follow each other (each ends where the next starts)."""
+    units = {"load": "permille", "jitter": "us", "overruns": ""}
+    cats = {i: c["name"] for i, c in enumerate(p["meta"]["categories"])}
     out = {}
-    for what in ("load", "jitter", "overruns"):
+    for what, unit in units.items():
         name = f"{site} {what}"
-        check(name in byname, f"counter {name!r} not in the profile's "
-              f"counters {sorted(byname)}")
-        c = byname[name]
-        check(c.get("category") == "Audio",
-              f"counter {name!r}: category {c.get('category')!r}, want Audio")
-        check(bool(c.get("description")), f"counter {name!r}: no description")
-        sch = c["samples"]["schema"]
-        rows = c["samples"]["data"]
+        schema, rows = counter_graph(p, name)
+        check(schema is not None, f"counter {name!r}: no graph schema")
+        check([g["key"] for g in schema.get("graphs", [])] == ["value"],
+              f"counter {name!r}: graphs {schema.get('graphs')}")
+        fmt, scale = UNIT_FORMATS[unit]
+        fields = {f["key"]: f["format"] for f in schema["data"] if "key" in f}
+        check(fields == {"value": fmt},
+              f"counter {name!r}: fields {fields}, want value as {fmt}")
+        check(bool(schema.get("description")), f"counter {name!r}: no description")
         check(len(rows) >= 1, f"counter {name!r}: no values (no graph)")
-        ts = [r[sch["time"]] for r in rows]
-        vs = [r[sch["count"]] for r in rows]
-        check(ts == sorted(ts), f"counter {name!r}: times not ascending")
+        for (s0, e0, _), (s1, _, _) in zip(rows, rows[1:]):
+            check(abs(e0 - s1) <= EPS_MS,
+                  f"counter {name!r}: level ends at {e0}, next starts at {s1}")
+        ts = [r[0] for r in rows]
+        vs = [round(r[2] / scale) for r in rows]
         out[what] = (ts, vs)
     return out
 

@@ -16,6 +16,7 @@ import re
 import sys
 
 from gecko_testlib import check, fail, load, markers
+import test_audio_lib as al
 
 
 def all_threads(p):
@@ -86,7 +87,9 @@ def main():
           "worker register/unregister times")
 
     # Main thread markers, in time order; the paused mark never appears.
-    m = markers(main_t)
+    # (Gauges are graphs of markers of their own: checked below.)
+    m = [x for x in markers(main_t) if not (x["data"] and str(
+        x["data"].get("type", "")).startswith("rtprof.counter."))]
     names = [(x["name"], x["phase"]) for x in m]
     check(names == [("start", 0), ("phase A", 1), ("compute", 1),
                     ("Load", 0), ("Load", 1), ("end", 0), ("Paused", 1)],
@@ -134,8 +137,8 @@ def main():
 
     # Counters on the top level.
     ctr = {c["name"]: c for c in p["counters"]}
-    check(set(ctr) == {"queue depth", "heap", "rtprof memory"},
-          f"counters {set(ctr)}")
+    check(set(ctr) == {"heap", "rtprof memory"},
+          f"counters {set(ctr)}: only memory is a Gecko counter")
 
     def counts(name):
         c = ctr[name]["samples"]
@@ -145,10 +148,21 @@ def main():
         c = ctr[name]["samples"]
         return [r[c["schema"]["time"]] for r in c["data"]]
 
-    check([x for x in counts("queue depth") if x != 0] == [3, 5],
-          f"queue depth {counts('queue depth')}")
-    check(ctr["queue depth"]["category"] == "Queue", "queue category")
-    check(ctr["queue depth"]["description"] == "items queued", "queue desc")
+    # A gauge: a graph of the values set (3 then 5), each level lasting
+    # until the next, the last one to the end of the recording.
+    qs, qrows = al.counter_graph(p, "queue depth")
+    check(qs is not None and qs.get("graphs", [{}])[0].get("key") == "value",
+          f"queue depth graph schema {qs}")
+    # (0 first when the writer reported the counter before it was set.)
+    levels = [v for _, _, v in qrows]
+    check(levels in ([3, 5], [0, 3, 5]), f"queue depth levels {qrows}")
+    check(all(a[1] == b[0] for a, b in zip(qrows, qrows[1:])),
+          f"queue depth steps {qrows}")
+    check(qs["description"] == "items queued", "queue desc")
+    # Memory: a 0 first (the front-end zeroes the first change), so the
+    # first level is kept: the graph's running sum is the bytes recorded.
+    check(counts("heap")[0] == 0 and sum(counts("heap")) == 1300,
+          f"heap deltas {counts('heap')}")
     check(ctr["heap"]["category"] == "Memory", "heap category")
     check([x for x in counts("heap") if x != 0] == [1000, 500, -200],
           f"heap deltas {counts('heap')}")

@@ -120,8 +120,8 @@ def check_real(p, exp):
     """real.rtprof (gecko_samples_gen, record_real): the real recorder's
     samples of a real-time thread whose label stack never changes."""
     th = threads_by_name(p)
-    check(set(th) >= {"GeckoMain", "rt"}, f"threads {set(th)}")
-    rt = th["rt"]
+    check(set(th) >= {"GeckoMain", "Audio RT: rt"}, f"threads {set(th)}")
+    rt = th["Audio RT: rt"]
     check_tables_unique(rt)
     rs = stacks(p, rt)
     # As many samples as the sampler counted for the thread
@@ -202,7 +202,7 @@ def main():
     else:
         proc = p
     th = threads_by_name(proc)
-    check(set(th) == {"GeckoMain", "worker", "audio", "quiet",
+    check(set(th) == {"GeckoMain", "worker", "Audio", "quiet",
                       "rtprof sampler", "lost", "cxx"}, f"threads {set(th)}")
 
     symbolized = mode not in ("nosym", "nofile", "mismatch")
@@ -299,7 +299,7 @@ def main():
     check([x["name"] for x in markers(m)] == ["start"], "main markers")
 
     # Real-time thread: label-only samples, one with no label at all.
-    rs = stacks(p, th["audio"])
+    rs = stacks(p, th["Audio"])
     check([locs(x[1]) for x in rs] == [["process block"], ["(no label)"]],
           f"audio stacks {rs}")
 
@@ -320,29 +320,31 @@ def main():
     q = stacks(p, th["quiet"])
     check([(x[0], x[1][0][1]) for x in q] ==
           [(0, "Other"), (2, "Idle"), (3, "Other")], f"quiet samples {q}")
-    for name in ("GeckoMain", "worker", "audio", "lost"):
+    for name in ("GeckoMain", "worker", "Audio", "lost"):
         check("threadCPUDelta" in th[name]["samples"]["schema"],
               f"{name}: no threadCPUDelta")
 
-    # The sampler's overhead markers.
+    # The sampler's overhead markers: one per window of at most 100 ms
+    # (the two ticks, 1-1.02 and 2-2.01 ms, share one), with the ticks'
+    # count, sums and longest tick; no graph (a marker track would show
+    # while the sampler thread is hidden).
     om = markers(th["rtprof sampler"])
     check([(x["name"], x["phase"], x["start"], x["end"]) for x in om] ==
-          [("Profiler overhead", 1, 1, 1.02),
-           ("Profiler overhead", 1, 2, 2.01)], f"overhead markers {om}")
-    check(om[0]["data"] == {"type": "ProfilerOverhead", "total": 24000,
-                            "lock": 1000, "threads": 20000,
-                            "counters": 3000, "nthreads": 3},
+          [("Profiler overhead", 1, 1, 2.01)], f"overhead markers {om}")
+    check(om[0]["data"] == {"type": "ProfilerOverhead", "total": 37000,
+                            "ticks": 2, "max": 24000, "lock": 3000,
+                            "threads": 30000, "counters": 4000,
+                            "nthreads": 3},
           f"overhead data {om[0]['data']}")
-    check(om[1]["data"]["total"] == 13000, "second overhead total")
     cats = [c["name"] for c in p["meta"]["categories"]]
     check(cats[om[0]["category"]] == "Profiler", "overhead category")
     schema = {s["name"]: s for s in meta["markerSchema"]}
     ov = schema.get("ProfilerOverhead")
     check(ov is not None, "no ProfilerOverhead schema")
     check({f.get("key") for f in ov["data"]} >=
-          {"lock", "threads", "counters", "nthreads"}, "overhead fields")
-    check(ov.get("graphs") and ov["graphs"][0]["key"] == "total",
-          "overhead graph")
+          {"ticks", "max", "lock", "threads", "counters", "nthreads"},
+          "overhead fields")
+    check(not ov.get("graphs"), "overhead graph: a track always shown")
     so = log["samplerOverhead"]
     check(so["ticks"] == 2 and so["totalNs"] == 37000 and
           so["meanNsPerTick"] == 18500 and so["maxNsPerTick"] == 24000,
@@ -386,9 +388,13 @@ def main():
     check(pm is not None, f"counters {set(ctr)}")
     check(pm["category"] == "Memory", "process memory category")
     sc = pm["samples"]["schema"]
-    check([(r[sc["time"]], r[sc["count"]]) for r in pm["samples"]["data"]]
-          == [(1.02, 10000000), (2.01, 2000000)],
-          f"process memory {pm['samples']['data']}")
+    # A 0 1 us before the first level (the front-end zeroes the first
+    # change: the first level is kept), the changes, and a 0 at the end
+    # (the last level lasts to the end of the recording).
+    rows = [(r[sc["time"]], r[sc["count"]]) for r in pm["samples"]["data"]]
+    check([c for _, c in rows] == [0, 10000000, 2000000, 0] and
+          [round(t, 6) for t, _ in rows[:3]] == [1.019, 1.02, 2.01] and
+          rows[3][0] > 2.01, f"process memory {pm['samples']['data']}")
 
     # libs: the program and the fake library, so hex addresses can be
     # looked up.

@@ -56,8 +56,9 @@ def main():
         allm += ms
         if any(m["name"] == "Audio callback" for m in ms):
             audio = th      # JACK's process thread
-    check(audio is not None and audio["name"] == "jack client",
-          "no 'jack client' thread with the callbacks")
+    # Registered real-time: named for the front-end's audio-thread rule.
+    check(audio is not None and audio["name"] == "Audio RT: jack client",
+          "no 'Audio RT: jack client' thread with the callbacks")
     phases = sorted((m["start"], m["end"], m["name"]) for m in allm
                     if m["name"] in ("phase light", "phase heavy"))
     check([x[2] for x in phases] == ["phase light", "phase heavy",
