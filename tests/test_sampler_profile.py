@@ -14,7 +14,7 @@ test_sampler dump shows what the program did (issue: sampler, "Tests").
   (SLEEPY_ASLEEP_SHARE, which test_sampler prints: "at the samples'
   times"; not the share of its wall time, which the ticks do not follow
   on a loaded machine: the sampler waits for a CPU when the thread does);
-- thread "rt": its stacks hold the label "rt-stage" and nothing native.
+- thread "rt" (shown as "Audio RT: rt"): its stacks hold the label "rt-stage" and nothing native.
 """
 
 import os
@@ -127,7 +127,7 @@ def main():
               "while it slept by its own clock")
 
     # rt: labels only.
-    smp = stacks(thread(p, "rt"))
+    smp = stacks(thread(p, "Audio RT: rt"))   # real-time: shown as Audio
     check(any(locs == ["rt-stage"] for _, locs, _, _ in smp),
           "rt samples lack the label")
     check(not any("(in " in x for _, locs, _, _ in smp for x in locs),
