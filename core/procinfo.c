@@ -178,6 +178,24 @@ phdr_counters(const struct dl_phdr_info *info, size_t size,
 	return 1;
 }
 
+/*
+ * The path the dump gives a loaded object: the loader's name, made
+ * absolute when it is relative (dlopen("plugins/x.so")), as the program's
+ * working directory resolves it now; a name without a '/'
+ * ("linux-vdso.so.1") is not a file and stays.
+ */
+static void
+module_path(const char *name, char *out, size_t cap)
+{
+	char *real = NULL;
+
+	if (name[0] != '/' && strchr(name, '/') != NULL)
+		real = realpath(name, NULL);
+	strncpy(out, real != NULL ? real : name, cap - 1);
+	out[cap - 1] = 0;
+	free(real);
+}
+
 static int
 phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -218,7 +236,7 @@ phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		if (r > 0)
 			d->path[r] = 0;
 	} else {
-		strncpy(d->path, path, sizeof(d->path) - 1);
+		module_path(path, d->path, sizeof(d->path));
 	}
 	d->start = lo;
 	d->end = hi;

@@ -12,7 +12,8 @@ the dump converted by msgpack2gecko and summarized) and under
   function is the top self function by name, in the profile and in
   `rtprof summarize`; no sample's leaf is a raw address near it (a
   library is announced within a writer round of its loading, and the
-  samples before that are named from the next map). The second build,
+  samples before that are named from the next map), also when it was
+  dlopen'ed by a relative path. The second build,
   loaded after the first was unloaded (usually at the same address), is
   named by its own symbol: where both were at one address, every
   plugin_a_spin sample comes before every plugin_b_spin one.
@@ -48,23 +49,23 @@ def run(cmd, env_extra, **kw):
                           timeout=240, **kw)
 
 
-def linked(mode, args, tag):
+def linked(mode, args, tag, **kw):
     """RTPROF_FD: (stdout, profile, the dump for summarize)."""
     dump = os.path.join(WORK, f"{tag}.rtprof")
     out = os.path.join(WORK, f"{tag}.json.gz")
     with open(dump, "wb") as f:
         r = run(args, dict(MODES[mode], RTPROF_FD=str(f.fileno())),
-                stdin=subprocess.DEVNULL, pass_fds=(f.fileno(),))
+                stdin=subprocess.DEVNULL, pass_fds=(f.fileno(),), **kw)
     check(r.returncode == 0, f"{tag}: exit {r.returncode}: {r.stderr[-2000:]}")
     c = run([M2G, dump, "-o", out], {})
     check(c.returncode == 0, f"{tag}: msgpack2gecko: {c.stderr[-2000:]}")
     return r.stdout, load(out), dump
 
 
-def record(mode, args, tag):
+def record(mode, args, tag, **kw):
     """rtprof record: (stdout, profile, the profile for summarize)."""
     out = os.path.join(WORK, f"{tag}.json.gz")
-    r = run([RTPROF, "record", "-o", out, "--"] + args, MODES[mode])
+    r = run([RTPROF, "record", "-o", out, "--"] + args, MODES[mode], **kw)
     check(r.returncode == 0, f"{tag}: rtprof record exit {r.returncode}:"
           f" {r.stderr[-2000:]}")
     return r.stdout, load(out), out
@@ -114,8 +115,15 @@ def hex_in(loc, lo, hi):
         lo <= int(name, 16) < hi
 
 
-def case_plugin(how, mode, tag):
-    out, prof, path = how(mode, [HOST, "plugin", LIBA, LIBB], tag)
+def case_plugin(how, mode, tag, relative=False):
+    """relative: dlopen("./lib.so") from the libraries' directory (the
+    loader's name for it is relative: the dump's must not be)."""
+    if relative:
+        libs = ["./" + os.path.basename(LIBA), "./" + os.path.basename(LIBB)]
+        out, prof, path = how(mode, [HOST, "plugin"] + libs, tag,
+                              cwd=os.path.dirname(LIBA))
+    else:
+        out, prof, path = how(mode, [HOST, "plugin", LIBA, LIBB], tag)
     v = values(out)
     a, b = int(v["a-spin"][0], 16), int(v["b-spin"][0], 16)
     lv = leaves(prof)
@@ -182,7 +190,8 @@ def case_vdso(how, mode, tag):
 
 def main():
     for mode in MODES:
-        case_plugin(linked, mode, f"plugin-linked-{mode}")
+        case_plugin(linked, mode, f"plugin-linked-{mode}",
+                    relative=mode == "signal")
         case_vdso(linked, mode, f"vdso-linked-{mode}")
     case_plugin(record, "perf", "plugin-record-perf")
     case_stripped(record, "perf", "stripped-record-perf")
