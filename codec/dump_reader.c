@@ -957,20 +957,26 @@ frame_header(struct dec *d, const msgpack_object *o)
 	return cb->on_header(cb->ctx, &h);
 }
 
-static int
-frame_modules(struct dec *d, const msgpack_object *o)
+/* An array of modules, [[path, start, end, offset, build_id], ...], into
+ * *@out (decoder arena) and *@n. */
+static void
+dec_modules(struct dec *d, const msgpack_object *o,
+    struct rtprof_dump_module **out, uint32_t *n)
 {
-	const struct rtprof_dump_cb *cb = d->r->cb;
 	const msgpack_object *a, *e;
 	struct rtprof_dump_module *m;
-	uint32_t n, k;
+	uint32_t k;
 
-	if (!obj_array(d, o, 0, RTPROF_DUMP_MAX_MODULES, &a, &n))
-		return 0;
-	m = dec_alloc(d, ((size_t)n + 1) * sizeof(*m));
-	if (m == NULL)
-		return 0;
-	for (uint32_t i = 0; i < n; i++) {
+	*out = NULL;
+	*n = 0;
+	if (!obj_array(d, o, 0, RTPROF_DUMP_MAX_MODULES, &a, n))
+		return;
+	m = dec_alloc(d, ((size_t)*n + 1) * sizeof(*m));
+	if (m == NULL) {
+		*n = 0;
+		return;
+	}
+	for (uint32_t i = 0; i < *n; i++) {
 		bool ok = obj_array(d, &a[i], 5, UINT32_MAX, &e, &k);
 
 		memset(&m[i], 0, sizeof(m[i]));
@@ -990,9 +996,75 @@ frame_modules(struct dec *d, const msgpack_object *o)
 			dec_fail(d, "bin expected (build id)");
 		}
 	}
+	*out = m;
+}
+
+static int
+frame_modules(struct dec *d, const msgpack_object *o)
+{
+	const struct rtprof_dump_cb *cb = d->r->cb;
+	struct rtprof_dump_module *m;
+	uint32_t n;
+
+	dec_modules(d, o, &m, &n);
 	if (d->bad || d->err || cb->on_modules == NULL)
 		return 0;
 	return cb->on_modules(cb->ctx, m, n);
+}
+
+/* MODULES_CHANGED: {ticks, added: [module], removed: [module]}. */
+static int
+frame_modules_changed(struct dec *d, const msgpack_object *o)
+{
+	const struct rtprof_dump_cb *cb = d->r->cb;
+	struct rtprof_dump_module_change c;
+	struct rtprof_dump_module *m;
+	const msgpack_object_kv *kv;
+	bool has_ticks = false;
+	uint32_t n, k;
+	bool is_map = obj_map(d, o, &kv, &n);
+
+	memset(&c, 0, sizeof(c));
+	for (uint32_t i = 0; i < n; i++) {
+		const msgpack_object *key = &kv[i].key, *v = &kv[i].val;
+
+		if (key_is(key, "ticks")) {
+			c.ticks = obj_u64(d, v);
+			has_ticks = true;
+		} else if (key_is(key, "added")) {
+			dec_modules(d, v, &m, &k);
+			c.added = m;
+			c.nadded = k;
+		} else if (key_is(key, "removed")) {
+			dec_modules(d, v, &m, &k);
+			c.removed = m;
+			c.nremoved = k;
+		}
+	}
+	if (is_map && !has_ticks)
+		dec_fail(d, "MODULES_CHANGED without ticks");
+	if (d->bad || d->err || cb->on_module_change == NULL)
+		return 0;
+	return cb->on_module_change(cb->ctx, &c);
+}
+
+/* IMAGE: [address, bytes]. */
+static int
+frame_image(struct dec *d, const msgpack_object *o)
+{
+	const struct rtprof_dump_cb *cb = d->r->cb;
+	const msgpack_object *e;
+	uint32_t n;
+	uint64_t addr;
+
+	if (!obj_array(d, o, 2, 2, &e, &n))
+		return 0;
+	addr = obj_u64(d, &e[0]);
+	if (e[1].type != MSGPACK_OBJECT_BIN)
+		dec_fail(d, "bin expected (image)");
+	if (d->bad || d->err || cb->on_image == NULL)
+		return 0;
+	return cb->on_image(cb->ctx, addr, e[1].via.bin.ptr, e[1].via.bin.size);
 }
 
 static int
@@ -1444,6 +1516,10 @@ frame_object(struct reader *r, const struct rtprof_frame *f,
 		case RTPROF_FRAME_VALUES: rc = frame_values(&d, &o); break;
 		case RTPROF_FRAME_EVENT: rc = frame_event(&d, &o); break;
 		case RTPROF_FRAME_TRAILER: rc = frame_trailer(&d, &o); break;
+		case RTPROF_FRAME_MODULES_CHANGED:
+			rc = frame_modules_changed(&d, &o);
+			break;
+		case RTPROF_FRAME_IMAGE: rc = frame_image(&d, &o); break;
 		default: break;
 		}
 	}
@@ -1721,6 +1797,7 @@ rtprof_dump_frame_kind_name(unsigned kind)
 	static const char *const names[] = {
 		NULL, "HEADER", "MODULES", "THREAD", "SCHEMA", "COUNTER",
 		"STRING", "DATA", "PAUSE", "VALUES", "EVENT", "TRAILER",
+		"MODULES_CHANGED", "IMAGE",
 	};
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : NULL;

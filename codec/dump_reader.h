@@ -111,6 +111,15 @@ struct rtprof_dump_module {
 	size_t build_id_len;
 };
 
+/* MODULES_CHANGED: the module map changed (seen at @ticks). */
+struct rtprof_dump_module_change {
+	uint64_t ticks;
+	const struct rtprof_dump_module *added;    /* loaded since */
+	size_t nadded;
+	const struct rtprof_dump_module *removed;  /* unloaded since */
+	size_t nremoved;
+};
+
 /* A thread's counts in a session (docs/wire-format.md, TRAILER). */
 struct rtprof_dump_trailer_thread {
 	int64_t tid;
@@ -275,6 +284,12 @@ struct rtprof_dump_cb {
 	int (*on_header)(void *ctx, const struct rtprof_dump_header *h);
 	int (*on_modules)(void *ctx, const struct rtprof_dump_module *m,
 	    size_t n);
+	int (*on_module_change)(void *ctx,
+	    const struct rtprof_dump_module_change *c);
+	/* IMAGE: the ELF image of a module without a file (the vDSO),
+	 * mapped at @addr. */
+	int (*on_image)(void *ctx, uint64_t addr, const void *bytes,
+	    size_t len);
 	int (*on_thread)(void *ctx, const struct rtprof_dump_thread *t);
 	int (*on_schema)(void *ctx, const struct rtprof_dump_schema *s);
 	int (*on_counter)(void *ctx, const struct rtprof_dump_counter *c);

@@ -804,8 +804,11 @@ static const char *const raw_texts[] = {
 struct grawstack {
 	uint64_t value;                 /* address, STRREF or TEXT_* */
 	uint32_t prefix1;               /* prefix node + 1, 0 = root */
+	uint16_t epoch;                 /* native: the map's (gsess.chg) */
 	uint8_t kind;                   /* RAW_* */
 };
+
+#define GRAW_EPOCH_MAX UINT16_MAX
 
 /*
  * Whole recorded stacks (frames, label mask, idle) -> leaf node of the raw
@@ -928,6 +931,14 @@ struct gmodule {
 	uint64_t start, end, offset;
 	unsigned char build_id[64];
 	size_t build_id_len;
+	uint64_t from, to;              /* mapped in [from, to) (ticks) */
+};
+
+/* IMAGE: a module's ELF image (the vDSO), for the symbolizer. */
+struct gimage {
+	uint64_t addr;
+	unsigned char *bytes;
+	size_t len;
 };
 
 struct gecko_cat {
@@ -988,6 +999,15 @@ struct gsess {
 
 	struct gmodule *mod;
 	size_t nmod, modcap;
+	bool have_modules;
+	/* MODULES_CHANGED times in stream order (the writer's, increasing):
+	 * a native frame's epoch is how many of them precede its sample
+	 * (GRAW_EPOCH_MAX at most), and it is symbolized as the map was
+	 * then. */
+	uint64_t *chg;
+	size_t nchg, chgcap;
+	struct gimage *img;
+	size_t nimg, imgcap;
 	struct gthread *th;
 	size_t nth, thcap;
 	size_t th_last;                 /* lookup cache */
@@ -1286,17 +1306,31 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	return g->err;
 }
 
+static int add_gmodules(struct gsess *g, const struct rtprof_dump_module *m,
+    size_t n, uint64_t from);
+
 static int
 on_modules(void *ctx, const struct rtprof_dump_module *m, size_t n)
 {
 	struct gsess *g = cur_sess(ctx);
 
-	if (g == NULL || g->nmod != 0)
+	if (g == NULL || g->have_modules)
 		return 0;
+	g->have_modules = true;
+	return add_gmodules(g, m, n, 0);
+}
+
+/* Modules @m[0..@n) mapped from @from on. */
+static int
+add_gmodules(struct gsess *g, const struct rtprof_dump_module *m, size_t n,
+    uint64_t from)
+{
 	for (size_t i = 0; i < n; i++) {
 		struct gmodule gm;
 
 		memset(&gm, 0, sizeof(gm));
+		gm.from = from;
+		gm.to = UINT64_MAX;
 		gm.path = dup_opt(m[i].path != NULL ? m[i].path : "", &g->err);
 		gm.start = m[i].start;
 		gm.end = m[i].end;
@@ -1314,6 +1348,79 @@ on_modules(void *ctx, const struct rtprof_dump_module *m, size_t n)
 		}
 	}
 	return g->err;
+}
+
+/* The module @m mapped now: its span ends at @t. */
+static void
+end_gmodule(struct gsess *g, const struct rtprof_dump_module *m, uint64_t t)
+{
+	const char *path = m->path != NULL ? m->path : "";
+
+	for (size_t i = g->nmod; i-- > 0;) {
+		struct gmodule *gm = &g->mod[i];
+
+		if (gm->to == UINT64_MAX && gm->start == m->start &&
+		    gm->end == m->end && strcmp(gm->path, path) == 0) {
+			gm->to = t;
+			return;
+		}
+	}
+}
+
+/* MODULES_CHANGED: unloaded modules' spans end, loaded ones begin. */
+static int
+on_module_change(void *ctx, const struct rtprof_dump_module_change *c)
+{
+	struct gsess *g = cur_sess(ctx);
+
+	if (g == NULL)
+		return 0;
+	for (size_t i = 0; i < c->nremoved; i++)
+		end_gmodule(g, &c->removed[i], c->ticks);
+	if (VEC_PUSH(g, g->chg, g->nchg, g->chgcap, c->ticks) != 0)
+		return g->err;
+	return add_gmodules(g, c->added, c->nadded, c->ticks);
+}
+
+/* IMAGE: kept for the symbolizer. */
+static int
+on_image(void *ctx, uint64_t addr, const void *bytes, size_t len)
+{
+	struct gsess *g = cur_sess(ctx);
+	struct gimage im = { .addr = addr, .len = len };
+
+	if (g == NULL)
+		return 0;
+	if ((im.bytes = malloc(len ? len : 1)) == NULL)
+		return gecko_fail(g, -ENOMEM);
+	memcpy(im.bytes, bytes, len);
+	if (VEC_PUSH(g, g->img, g->nimg, g->imgcap, im) != 0)
+		free(im.bytes);
+	return g->err;
+}
+
+/* The map's epoch at @t: how many changes came at or before it. */
+static uint16_t
+epoch_at(const struct gsess *g, uint64_t t)
+{
+	size_t lo = 0, hi = g->nchg;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g->chg[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < GRAW_EPOCH_MAX ? (uint16_t)lo : GRAW_EPOCH_MAX;
+}
+
+/* A time within epoch @e (its first instant), for the symbolizer. */
+static uint64_t
+epoch_time(const struct gsess *g, uint16_t e)
+{
+	return e == 0 || g->nchg == 0 ? 0 : g->chg[(e <= g->nchg ? e : g->nchg) - 1];
 }
 
 /* A thread's counts, from its last THREAD frame or the trailer: added up,
@@ -1779,12 +1886,12 @@ vals_copy(struct gsess *g, const struct rtprof_rec_view *r)
  */
 static int64_t
 raw_node(struct gsess *g, struct gthread *th, uint32_t prefix1,
-    uint64_t value, uint8_t kind)
+    uint64_t value, uint8_t kind, uint16_t epoch)
 {
-	uint64_t b = (uint64_t)prefix1 << 8 | kind;
+	uint64_t b = (uint64_t)prefix1 << 24 | (uint64_t)epoch << 8 | kind;
 	int64_t i = pmap_get(&th->rs_idx, value, b);
 	struct grawstack n = { .value = value, .prefix1 = prefix1,
-	    .kind = kind };
+	    .kind = kind, .epoch = epoch };
 
 	if (i >= 0)
 		return i;
@@ -1807,7 +1914,8 @@ raw_idle(struct gsess *g, struct gthread *th, uint32_t node, bool idle)
 	if (((n->kind & RAW_IDLE) != 0) == idle)
 		return node;
 	return raw_node(g, th, n->prefix1, n->value,
-	    (uint8_t)((n->kind & RAW_KIND_MASK) | (idle ? RAW_IDLE : 0)));
+	    (uint8_t)((n->kind & RAW_KIND_MASK) | (idle ? RAW_IDLE : 0)),
+	    n->epoch);
 }
 
 static int
@@ -1834,9 +1942,9 @@ smp_add(struct gsess *g, struct gthread *th, uint64_t t, uint64_t cpu_ns,
 /* The key of a recorded stack: [n | idle << 32, mask words, frames]. */
 static size_t
 scache_key(const struct rtprof_rec_view *r, unsigned n, bool idle,
-    uint64_t *key)
+    uint16_t epoch, uint64_t *key)
 {
-	key[0] = (uint64_t)n | (uint64_t)idle << 32;
+	key[0] = (uint64_t)n | (uint64_t)idle << 32 | (uint64_t)epoch << 40;
 	memcpy(key + 1, r->label_mask, RTPROF_REC_MASK_WORDS * 8);
 	memcpy(key + 1 + RTPROF_REC_MASK_WORDS, r->frames, (size_t)n * 8);
 	return 1 + RTPROF_REC_MASK_WORDS + n;
@@ -1938,6 +2046,7 @@ on_sample(struct gsess *g, const struct rtprof_rec_view *r)
 	size_t words;
 	uint32_t prefix1 = 0;
 	int64_t node = -1;
+	uint16_t epoch = epoch_at(g, r->t0);
 
 	if (th == NULL)
 		return g->err;
@@ -1958,7 +2067,7 @@ on_sample(struct gsess *g, const struct rtprof_rec_view *r)
 			    r->label_mask[w]);
 		if (labels < n)
 			g->has_native = true;
-		words = scache_key(r, n, idle, key);
+		words = scache_key(r, n, idle, epoch, key);
 		h = scache_hash(key, words);
 		node = scache_get(&th->sc, key, words, h);
 		if (node >= 0) {
@@ -1980,7 +2089,8 @@ on_sample(struct gsess *g, const struct rtprof_rec_view *r)
 		}
 		if (idle && i + 1 == n)
 			kind |= RAW_IDLE;
-		node = raw_node(g, th, prefix1, r->frames[i], kind);
+		node = raw_node(g, th, prefix1, r->frames[i], kind,
+		    (kind & RAW_KIND_MASK) == RAW_LABEL ? 0 : epoch);
 		if (node < 0)
 			return g->err;
 		prefix1 = (uint32_t)node + 1;
@@ -1988,7 +2098,7 @@ on_sample(struct gsess *g, const struct rtprof_rec_view *r)
 	if (n == 0)
 		node = raw_node(g, th, 0, r->flags & RTPROF_SAMPLE_LABELS ?
 		    TEXT_NO_LABEL : TEXT_NO_STACK,
-		    (uint8_t)(RAW_TEXT | (idle ? RAW_IDLE : 0)));
+		    (uint8_t)(RAW_TEXT | (idle ? RAW_IDLE : 0)), 0);
 	if (node < 0)
 		return g->err;
 	if (n != 0 && scache_put(&th->sc, key, words, h, (uint32_t)node) != 0)
@@ -2014,7 +2124,7 @@ on_same(struct gsess *g, const struct rtprof_rec_view *r)
 		/* Its SAMPLE was lost (or recycled in flight mode). */
 		g->nsame_unknown++;
 		node = raw_node(g, th, 0, TEXT_UNKNOWN_STACK,
-		    (uint8_t)(RAW_TEXT | (idle ? RAW_IDLE : 0)));
+		    (uint8_t)(RAW_TEXT | (idle ? RAW_IDLE : 0)), 0);
 	}
 	return smp_add(g, th, r->t0, r->cpu_ns, node);
 }
@@ -2033,6 +2143,7 @@ on_backtrace(struct gsess *g, struct gthread *th,
 	unsigned n = r->frames != NULL ? r->nframes : 0;
 	uint32_t prefix1 = 0;
 	int64_t node = -1;
+	uint16_t epoch = epoch_at(g, r->t0);
 
 	if (th->has_pend)
 		m = &th->pend;
@@ -2049,13 +2160,13 @@ on_backtrace(struct gsess *g, struct gthread *th,
 		if (!label)
 			g->has_native = true;
 		node = raw_node(g, th, prefix1, r->frames[i],
-		    label ? RAW_LABEL : RAW_RET);
+		    label ? RAW_LABEL : RAW_RET, label ? 0 : epoch);
 		if (node < 0)
 			return g->err;
 		prefix1 = (uint32_t)node + 1;
 	}
 	if (n == 0 && (node = raw_node(g, th, 0, TEXT_NO_STACK,
-	    RAW_TEXT)) < 0)
+	    RAW_TEXT, 0)) < 0)
 		return g->err;
 	/* raw_node() may have moved nothing but th->rs: @m is still valid. */
 	m->stack1 = (uint32_t)node + 1;
@@ -2340,6 +2451,10 @@ gsess_free(struct gsess *g)
 	for (size_t i = 0; i < g->nmod; i++)
 		free(g->mod[i].path);
 	free(g->mod);
+	free(g->chg);
+	for (size_t i = 0; i < g->nimg; i++)
+		free(g->img[i].bytes);
+	free(g->img);
 	for (size_t i = 0; i < g->nth; i++) {
 		struct gthread *th = &g->th[i];
 
@@ -2403,6 +2518,8 @@ rtprof_gecko_read_fd(struct rtprof_gecko *g, int fd,
 		.on_frame = on_frame,
 		.on_header = on_header,
 		.on_modules = on_modules,
+		.on_module_change = on_module_change,
+		.on_image = on_image,
 		.on_thread = on_thread,
 		.on_schema = on_schema,
 		.on_counter = on_counter,
@@ -4175,8 +4292,8 @@ otables_free(struct otables *o)
 
 /*
  * The session's symbolizer, created at its first native frame with every
- * module of its MODULES frame (in order: a module's index is its gmodule
- * index). Return: NULL when symbolication is off or failed.
+ * module of its MODULES and MODULES_CHANGED frames and their spans (in
+ * order: a module's index is its gmodule index) and its IMAGEs. Return: NULL when symbolication is off or failed.
  */
 static struct rtprof_symbolizer *
 sym_get(struct gsess *g)
@@ -4192,15 +4309,21 @@ sym_get(struct gsess *g)
 		gecko_fail(g, -ENOMEM);
 		return NULL;
 	}
+	for (size_t i = 0; i < g->nimg; i++)
+		if (rtprof_symbolizer_add_image(g->sym, g->img[i].addr,
+		    g->img[i].bytes, g->img[i].len) != 0)
+			return gecko_fail(g, -ENOMEM), g->sym;
 	for (size_t i = 0; i < g->nmod; i++) {
 		const struct gmodule *m = &g->mod[i];
-
-		if (rtprof_symbolizer_add_module(g->sym, m->path, m->start,
+		int k = rtprof_symbolizer_add_module(g->sym, m->path, m->start,
 		    m->end, m->offset, m->build_id_len != 0 ? m->build_id :
-		    NULL, m->build_id_len) < 0) {
+		    NULL, m->build_id_len);
+
+		if (k < 0) {
 			gecko_fail(g, -ENOMEM);
 			break;
 		}
+		rtprof_symbolizer_module_span(g->sym, (size_t)k, m->from, m->to);
 	}
 	return g->sym;
 }
@@ -4230,14 +4353,16 @@ demangle(const char *name)
 }
 
 /*
- * The location of native frame @addr: "name (in lib)" (*@line from debug
- * info, else 0) when symbolized, else the absolute address in hex (which
- * the front-end can look up in libs). A return address (@ret) is looked
- * up at @addr - 1, inside the call.
+ * The location of native frame @addr, sampled at @t: "name (in lib)"
+ * (*@line from debug info, else 0) when symbolized (in the module mapped
+ * there at @t; "lib+0x1a2b (in lib)" for a function without a symbol,
+ * named by its start in the unwind tables), else the absolute address in
+ * hex (which the front-end can look up in libs). A return address (@ret)
+ * is looked up at @addr - 1, inside the call.
  */
 static int64_t
 native_location(struct gsess *g, struct tout *to, uint64_t addr, bool ret,
-    int32_t *line)
+    uint64_t t, int32_t *line)
 {
 	struct rtprof_symbolizer *sym = sym_get(g);
 	struct rtprof_sym r;
@@ -4246,7 +4371,7 @@ native_location(struct gsess *g, struct tout *to, uint64_t addr, bool ret,
 	*line = 0;
 	g->sym_addrs++;
 	if (sym != NULL && addr > (uint64_t)ret &&
-	    rtprof_symbolize(sym, ret ? addr - 1 : addr, &r) ==
+	    rtprof_symbolize_at(sym, ret ? addr - 1 : addr, t, &r) ==
 	    RTPROF_SYM_OK && r.name != NULL && r.module >= 0 &&
 	    (size_t)r.module < g->nmod) {
 		const char *lib = basename_of(g->mod[r.module].path);
@@ -4294,7 +4419,8 @@ out_frame(struct gsess *g, struct tout *to, struct otables *o,
     const struct grawstack *n)
 {
 	uint8_t kind = n->kind & RAW_KIND_MASK;
-	int64_t f = pmap_get(&o->raw, n->value, n->kind), loc;
+	uint64_t rk = (uint64_t)n->epoch << 8 | n->kind;
+	int64_t f = pmap_get(&o->raw, n->value, rk), loc;
 	const char *txt;
 	char buf[64];
 	int32_t line = 0;
@@ -4316,7 +4442,8 @@ out_frame(struct gsess *g, struct tout *to, struct otables *o,
 		cat = g->cat_default;
 		break;
 	default:
-		loc = native_location(g, to, n->value, kind == RAW_RET, &line);
+		loc = native_location(g, to, n->value, kind == RAW_RET,
+		    epoch_time(g, n->epoch), &line);
 		cat = g->cat_default;
 		break;
 	}
@@ -4337,7 +4464,7 @@ out_frame(struct gsess *g, struct tout *to, struct otables *o,
 	} else if (o->f[f].line == 0) {
 		o->f[f].line = line;
 	}
-	if (pmap_put(&o->raw, n->value, n->kind, (size_t)f) != 0)
+	if (pmap_put(&o->raw, n->value, rk, (size_t)f) != 0)
 		return gecko_fail(g, -ENOMEM), -1;
 	return f;
 }

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -48,6 +49,9 @@ struct module {
 	char *path;     /* as recorded */
 	char *detail;   /* one-line explanation, or NULL */
 	uint64_t start, end, offset, bias;
+	uint64_t from, to;        /* mapped in [from, to) (ticks) */
+	unsigned char *bid;       /* build id as recorded, or NULL */
+	size_t bidlen;
 	enum rtprof_modstatus status;
 	bool has_dwarf;
 	Dwfl *dwfl;     /* NULL unless usable */
@@ -62,6 +66,27 @@ struct module {
 	struct fsym *syms;
 	size_t nsyms;
 	bool syms_built;
+	/* Names made for functions without a symbol ("lib+0x1a2b"), by
+	 * their start in the unwind tables, sorted. */
+	struct fname *fnames;
+	size_t nfnames, capfnames;
+	/* Function starts (ELF addresses, sorted): .eh_frame_hdr's table of
+	 * FDE initial locations; built lazily. */
+	uint64_t *fstarts;
+	size_t nfstarts;
+	bool fstarts_built;
+};
+
+struct fname {
+	uint64_t start;   /* ELF address of the function start */
+	char *name;
+};
+
+/* The ELF image of a module without a file (the vDSO). */
+struct image {
+	uint64_t addr;
+	unsigned char *bytes;
+	size_t len;
 };
 
 struct fsym {
@@ -78,6 +103,7 @@ struct curange {
 
 struct centry {
 	uint64_t addr;
+	int mi;         /* the module it was resolved in, -1 none */
 	bool used;
 	int rc;         /* rtprof_symbolize()'s result */
 	struct rtprof_sym sym;
@@ -90,7 +116,12 @@ struct rtprof_symbolizer {
 	struct module *mods;
 	size_t nmods, capmods;
 	size_t *order;          /* module indexes sorted by start */
+	uint64_t *maxend;       /* maxend[i]: largest end of order[0..i] */
+	uint64_t *changes;      /* the times the map changed, sorted */
+	size_t nchanges;
 	bool sorted;
+	struct image *images;
+	size_t nimages;
 	struct centry *cache;   /* 1 << CACHE_BITS entries, allocated lazily */
 	struct rtprof_symbolizer_stats stats;
 };
@@ -180,9 +211,19 @@ rtprof_symbolizer_free(struct rtprof_symbolizer *s)
 		free(s->mods[i].syms);
 		free(s->mods[i].path);
 		free(s->mods[i].detail);
+		free(s->mods[i].bid);
+		for (size_t k = 0; k < s->mods[i].nfnames; k++)
+			free(s->mods[i].fnames[k].name);
+		free(s->mods[i].fnames);
+		free(s->mods[i].fstarts);
 	}
+	for (size_t i = 0; i < s->nimages; i++)
+		free(s->images[i].bytes);
+	free(s->images);
 	free(s->mods);
 	free(s->order);
+	free(s->maxend);
+	free(s->changes);
 	free(s->cache);
 	free(s->debuginfo_path);
 	free(s->sysroot);
@@ -361,65 +402,123 @@ out:
 	return st;
 }
 
-int
-rtprof_symbolizer_add_module(struct rtprof_symbolizer *s, const char *path,
-    uint64_t start, uint64_t end, uint64_t offset,
-    const unsigned char *build_id, size_t build_id_len)
+/* The image that holds address @start, or NULL. */
+static const struct image *
+image_at(const struct rtprof_symbolizer *s, uint64_t start)
 {
-	struct module *m;
-	char *used = NULL;
+	for (size_t i = 0; i < s->nimages; i++)
+		if (start >= s->images[i].addr &&
+		    start - s->images[i].addr < s->images[i].len)
+			return &s->images[i];
+	return NULL;
+}
+
+/*
+ * A module without a file (path not absolute: the vDSO) read from the
+ * image the dump carries for it: an anonymous file with its bytes, which
+ * libelf and libdwfl read like any other. Return: an fd, or -1.
+ */
+static int
+open_image(const struct rtprof_symbolizer *s, const struct module *m)
+{
+	const struct image *im = image_at(s, m->start);
+	size_t done = 0;
 	int fd;
 
-	if (s->nmods == s->capmods) {
-		size_t ncap = s->capmods ? 2 * s->capmods : 16;
-		struct module *nm = realloc(s->mods, ncap * sizeof(*nm));
-		size_t *no;
-
-		if (nm == NULL)
-			return -1;
-		s->mods = nm;
-		no = realloc(s->order, ncap * sizeof(*no));
-		if (no == NULL)
-			return -1;
-		s->order = no;
-		s->capmods = ncap;
-	}
-	m = &s->mods[s->nmods];
-	memset(m, 0, sizeof(*m));
-	m->path = xstrdup(path != NULL ? path : "");
-	if (m->path == NULL)
+	if (im == NULL || m->path[0] == '/')
 		return -1;
-	m->start = start;
-	m->end = end;
-	m->offset = offset;
-	if (build_id == NULL)
-		build_id_len = 0;
-
-	fd = open_module(s, m->path, build_id_len > 0, &used);
+	fd = memfd_create("rtprof-image", MFD_CLOEXEC);
 	if (fd < 0) {
-		/* Missing, unreadable or refused: one message, so that a
-		 * dump cannot probe which files exist. */
-		m->status = RTPROF_MOD_MISSING;
-		if (m->path[0] != '/')
-			m->detail = xasprintf(NOT_USABLE " (not an absolute path)");
-		else if (s->sysroot != NULL)
-			m->detail = xasprintf(NOT_USABLE " (looked under %s%s)", s->sysroot,
-			    build_id_len > 0 ? " and on this machine" : " only: no build id");
-		else
-			m->detail = xasprintf(NOT_USABLE);
-		goto done;
+		FILE *f = tmpfile();
+
+		fd = f != NULL ? dup(fileno(f)) : -1;
+		if (f != NULL)
+			fclose(f);
+		if (fd < 0)
+			return -1;
 	}
-	m->status = inspect_elf(fd, m, build_id, build_id_len);
+	while (done < im->len) {
+		ssize_t w = write(fd, im->bytes + done, im->len - done);
+
+		if (w <= 0) {
+			close(fd);
+			return -1;
+		}
+		done += (size_t)w;
+	}
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Why module @m has no file, for the gathering log. */
+static char *
+missing_detail(const struct rtprof_symbolizer *s, const struct module *m)
+{
+	/* Missing, unreadable or refused: one message, so that a dump
+	 * cannot probe which files exist. */
+	if (m->path[0] != '/')
+		return xasprintf(NOT_USABLE " (not an absolute path)");
+	if (s->sysroot != NULL)
+		return xasprintf(NOT_USABLE " (looked under %s%s)", s->sysroot,
+		    m->bidlen > 0 ? " and on this machine" : " only: no build id");
+	return xasprintf(NOT_USABLE);
+}
+
+/* What module @m's tables hold, once libdwfl has it: its status and
+ * detail (no symbols, no debug info). */
+static void
+module_tables(struct module *m)
+{
+	Dwarf_Addr b;
+	int nsym = dwfl_module_getsymtab(m->mod);
+
+	m->has_dwarf = dwfl_module_getdwarf(m->mod, &b) != NULL;
+	if (nsym <= 0 && !m->has_dwarf) {
+		m->status = RTPROF_MOD_NOSYMS;
+		m->detail = xasprintf("no symbol table and no debug info");
+	} else if (!m->has_dwarf) {
+		m->detail = xasprintf("%sno debug info (function names only)",
+		    m->status == RTPROF_MOD_UNVERIFIED ? "no build id in dump (unverified); " : "");
+	} else if (m->status == RTPROF_MOD_UNVERIFIED) {
+		m->detail = xasprintf("no build id in dump (unverified)");
+	}
+}
+
+/*
+ * Opens module @m's file (or the image the dump carries for it), checks
+ * it and reports it to libdwfl at the load bias the dump implies. Sets
+ * its status and detail; m->mod is NULL unless it is usable.
+ */
+static void
+module_load(struct rtprof_symbolizer *s, struct module *m)
+{
+	char *used = NULL;
+	int fd = open_module(s, m->path, m->bidlen > 0, &used);
+
+	if (fd < 0 && (fd = open_image(s, m)) >= 0 &&
+	    (used = xstrdup(m->path)) == NULL) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		m->status = RTPROF_MOD_MISSING;
+		m->detail = missing_detail(s, m);
+		return;
+	}
+	m->status = inspect_elf(fd, m, m->bid, m->bidlen);
 	if (m->status != RTPROF_MOD_OK && m->status != RTPROF_MOD_UNVERIFIED) {
 		close(fd);
-		goto done;
+		goto out;
 	}
 	m->dwfl = dwfl_begin(&s->cb);
 	if (m->dwfl == NULL) {
 		close(fd);
 		m->status = RTPROF_MOD_BADELF;
 		m->detail = xasprintf("libdwfl: %s", dwfl_errmsg(-1));
-		goto done;
+		goto out;
 	}
 	dwfl_report_begin(m->dwfl);
 	m->mod = dwfl_report_elf(m->dwfl, m->path, used, fd, m->bias, true);
@@ -429,31 +528,141 @@ rtprof_symbolizer_add_module(struct rtprof_symbolizer *s, const char *path,
 		m->detail = xasprintf("libdwfl: %s", dwfl_errmsg(-1));
 		dwfl_end(m->dwfl);
 		m->dwfl = NULL;
-		goto done;
+		goto out;
 	}
 	dwfl_report_end(m->dwfl, NULL, NULL);
-	{
-		Dwarf_Addr b;
-		int nsym = dwfl_module_getsymtab(m->mod);
-
-		m->has_dwarf = dwfl_module_getdwarf(m->mod, &b) != NULL;
-		if (nsym <= 0 && !m->has_dwarf) {
-			m->status = RTPROF_MOD_NOSYMS;
-			m->detail = xasprintf("no symbol table and no debug info");
-		} else if (!m->has_dwarf) {
-			m->detail = xasprintf("%sno debug info (function names only)",
-			    m->status == RTPROF_MOD_UNVERIFIED ? "no build id in dump (unverified); " : "");
-		} else if (m->status == RTPROF_MOD_UNVERIFIED) {
-			m->detail = xasprintf("no build id in dump (unverified)");
-		}
-	}
-done:
+	module_tables(m);
+out:
 	free(used);
-	s->order[s->nmods] = s->nmods;
+}
+
+/* The map changed: the module order, the change times and the cache
+ * are stale. */
+static void
+map_changed(struct rtprof_symbolizer *s)
+{
 	s->sorted = false;
 	if (s->cache != NULL)
 		memset(s->cache, 0, sizeof(*s->cache) << CACHE_BITS);
+}
+
+/* Room for one more module. Return: 0, -1 out of memory. */
+static int
+mods_reserve(struct rtprof_symbolizer *s)
+{
+	size_t ncap = s->capmods ? 2 * s->capmods : 16;
+	struct module *nm;
+	size_t *no;
+	uint64_t *ne;
+
+	if (s->nmods < s->capmods)
+		return 0;
+	nm = realloc(s->mods, ncap * sizeof(*nm));
+	if (nm == NULL)
+		return -1;
+	s->mods = nm;
+	no = realloc(s->order, ncap * sizeof(*no));
+	if (no == NULL)
+		return -1;
+	s->order = no;
+	ne = realloc(s->maxend, ncap * sizeof(*ne));
+	if (ne == NULL)
+		return -1;
+	s->maxend = ne;
+	s->capmods = ncap;
+	return 0;
+}
+
+int
+rtprof_symbolizer_add_module(struct rtprof_symbolizer *s, const char *path,
+    uint64_t start, uint64_t end, uint64_t offset,
+    const unsigned char *build_id, size_t build_id_len)
+{
+	struct module *m;
+
+	if (mods_reserve(s) != 0)
+		return -1;
+	m = &s->mods[s->nmods];
+	memset(m, 0, sizeof(*m));
+	m->path = xstrdup(path != NULL ? path : "");
+	if (m->path == NULL)
+		return -1;
+	m->start = start;
+	m->end = end;
+	m->offset = offset;
+	m->to = UINT64_MAX;
+	if (build_id != NULL && build_id_len > 0) {
+		m->bid = malloc(build_id_len);
+		if (m->bid == NULL) {
+			free(m->path);
+			return -1;
+		}
+		memcpy(m->bid, build_id, build_id_len);
+		m->bidlen = build_id_len;
+	}
+	module_load(s, m);
+	s->order[s->nmods] = s->nmods;
+	map_changed(s);
 	return (int)s->nmods++;
+}
+
+int
+rtprof_symbolizer_add_image(struct rtprof_symbolizer *s, uint64_t addr,
+    const void *bytes, size_t len)
+{
+	struct image *n = realloc(s->images, (s->nimages + 1) * sizeof(*n));
+
+	if (n == NULL)
+		return -1;
+	s->images = n;
+	n = &s->images[s->nimages];
+	n->addr = addr;
+	n->len = len;
+	n->bytes = malloc(len ? len : 1);
+	if (n->bytes == NULL)
+		return -1;
+	memcpy(n->bytes, bytes, len);
+	s->nimages++;
+	/* Modules added before it that it holds: read them again. */
+	for (size_t i = 0; i < s->nmods; i++) {
+		struct module *m = &s->mods[i];
+
+		if (m->dwfl != NULL || m->path[0] == '/' || image_at(s, m->start) != n)
+			continue;
+		free(m->detail);
+		m->detail = NULL;
+		module_load(s, m);
+		map_changed(s);
+	}
+	return 0;
+}
+
+void
+rtprof_symbolizer_module_span(struct rtprof_symbolizer *s, size_t i,
+    uint64_t from, uint64_t to)
+{
+	if (i >= s->nmods)
+		return;
+	s->mods[i].from = from;
+	s->mods[i].to = to;
+	map_changed(s);
+}
+
+int
+rtprof_symbolizer_module_unload(struct rtprof_symbolizer *s, const char *path,
+    uint64_t start, uint64_t end, uint64_t t)
+{
+	for (size_t i = s->nmods; i-- > 0;) {
+		struct module *m = &s->mods[i];
+
+		if (m->to == UINT64_MAX && m->start == start && m->end == end &&
+		    strcmp(m->path, path != NULL ? path : "") == 0) {
+			m->to = t;
+			map_changed(s);
+			return (int)i;
+		}
+	}
+	return -1;
 }
 
 static int
@@ -466,19 +675,96 @@ cmp_start(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
-/* The module covering addr, or -1. */
 static int
-find_module(struct rtprof_symbolizer *s, uint64_t addr)
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The times the map changed: every span's bounds but the open ones. */
+static void
+build_changes(struct rtprof_symbolizer *s)
+{
+	size_t n = 0, k = 0;
+	uint64_t *c = realloc(s->changes, (2 * s->nmods + 1) * sizeof(*c));
+
+	if (c == NULL)
+		return; /* the previous list: added modules found later */
+	s->changes = c;
+	for (size_t i = 0; i < s->nmods; i++) {
+		if (s->mods[i].from != 0)
+			c[n++] = s->mods[i].from;
+		if (s->mods[i].to != UINT64_MAX)
+			c[n++] = s->mods[i].to;
+	}
+	qsort(c, n, sizeof(*c), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || c[k - 1] != c[i])
+			c[k++] = c[i];
+	s->nchanges = k;
+}
+
+/* Modules by start, the running maximum of their ends, the changes. */
+static void
+ensure_sorted(struct rtprof_symbolizer *s)
+{
+	if (s->sorted)
+		return;
+	qsort_r(s->order, s->nmods, sizeof(*s->order), cmp_start, s);
+	for (size_t i = 0; i < s->nmods; i++) {
+		uint64_t e = s->mods[s->order[i]].end;
+
+		s->maxend[i] = i > 0 && s->maxend[i - 1] > e ? s->maxend[i - 1] : e;
+	}
+	build_changes(s);
+	s->sorted = true;
+}
+
+/* How many of the sorted @v[0..@n) are <= @x. */
+static size_t
+count_le(const uint64_t *v, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The first time the map changed after @t, or UINT64_MAX. */
+static uint64_t
+next_change(const struct rtprof_symbolizer *s, uint64_t t)
+{
+	size_t i = count_le(s->changes, s->nchanges, t);
+
+	return i < s->nchanges ? s->changes[i] : UINT64_MAX;
+}
+
+/*
+ * The module covering @addr at time @t (RTPROF_SYM_ANYTIME: the last one
+ * added that covers it), or -1. Mapped at @t: from <= t < to, the latest
+ * from among several. None: a module the next change added (it was loaded
+ * before the writer saw it, within a round), else -1.
+ */
+static int
+find_module(struct rtprof_symbolizer *s, uint64_t addr, uint64_t t)
 {
 	size_t lo = 0, hi = s->nmods;
+	uint64_t nxt;
+	int best = -1, later = -1;
 
 	if (s->nmods == 0)
 		return -1; /* and s->order may be NULL */
-	if (!s->sorted) {
-		qsort_r(s->order, s->nmods, sizeof(*s->order), cmp_start, s);
-		s->sorted = true;
-	}
-	/* Last module whose start <= addr. */
+	ensure_sorted(s);
+	/* Modules whose start <= addr: order[0..lo). */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -487,12 +773,24 @@ find_module(struct rtprof_symbolizer *s, uint64_t addr)
 		else
 			hi = mid;
 	}
-	if (lo == 0)
-		return -1;
-	lo--;
-	if (addr < s->mods[s->order[lo]].end)
-		return (int)s->order[lo];
-	return -1;
+	nxt = t == RTPROF_SYM_ANYTIME ? UINT64_MAX : next_change(s, t);
+	for (; lo > 0 && s->maxend[lo - 1] > addr; lo--) {
+		size_t i = s->order[lo - 1];
+		const struct module *m = &s->mods[i];
+
+		if (addr >= m->end)
+			continue;
+		if (t == RTPROF_SYM_ANYTIME) {
+			if (best < 0 || i > (size_t)best)
+				best = (int)i;
+		} else if (m->from <= t && t < m->to) {
+			if (best < 0 || m->from > s->mods[best].from)
+				best = (int)i;
+		} else if (m->from > t && m->from == nxt) {
+			later = (int)i;
+		}
+	}
+	return best >= 0 ? best : later;
 }
 
 static int
@@ -680,10 +978,152 @@ lineinfo_slow(struct module *m, uint64_t addr, struct rtprof_sym *out)
 	}
 }
 
-static int
-resolve(struct rtprof_symbolizer *s, uint64_t addr, struct rtprof_sym *out)
+/* Module @m's name without its directory. */
+static const char *
+base_name(const char *path)
 {
-	int mi = find_module(s, addr);
+	const char *b = strrchr(path, '/');
+
+	return b != NULL && b[1] != 0 ? b + 1 : path;
+}
+
+/* The name made for the function of @m that starts at @start (an ELF
+ * address): "lib+0x1a2b", kept until the symbolizer is freed. */
+static const char *
+unwind_fname(struct module *m, uint64_t start)
+{
+	size_t lo = 0, hi = m->nfnames;
+	char *name;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->fnames[mid].start == start)
+			return m->fnames[mid].name;
+		if (m->fnames[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (m->nfnames == m->capfnames) {
+		size_t ncap = m->capfnames ? 2 * m->capfnames : 64;
+		struct fname *n = realloc(m->fnames, ncap * sizeof(*n));
+
+		if (n == NULL)
+			return NULL;
+		m->fnames = n;
+		m->capfnames = ncap;
+	}
+	name = xasprintf("%s+0x%llx", base_name(m->path),
+	    (unsigned long long)start);
+	if (name == NULL)
+		return NULL;
+	memmove(&m->fnames[lo + 1], &m->fnames[lo],
+	    (m->nfnames - lo) * sizeof(*m->fnames));
+	m->fnames[lo].start = start;
+	m->fnames[lo].name = name;
+	m->nfnames++;
+	return name;
+}
+
+/* A little-endian 32-bit value at @p. */
+static uint32_t
+le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24;
+}
+
+/*
+ * The function starts of @m from its .eh_frame_hdr (PT_GNU_EH_FRAME): the
+ * binary search table of FDE initial locations, in the encoding every
+ * linker writes (eh_frame_ptr pcrel|sdata4, fde_count udata4, table
+ * datarel|sdata4, little-endian); another encoding leaves the table
+ * empty (no names from it, not wrong ones).
+ */
+static void
+build_fstarts(struct module *m)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	size_t phnum;
+	Elf_Data *d = NULL;
+	GElf_Phdr ph;
+	const unsigned char *p;
+	uint32_t n;
+
+	m->fstarts_built = true;
+	if (elf == NULL || elf_getphdrnum(elf, &phnum) != 0)
+		return;
+	for (size_t i = 0; i < phnum && d == NULL; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) != NULL &&
+		    ph.p_type == PT_GNU_EH_FRAME)
+			d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
+			    ph.p_filesz, ELF_T_BYTE);
+	if (d == NULL || d->d_size < 12)
+		return;
+	p = d->d_buf;
+	if (p[0] != 1 || p[1] != 0x1b || p[2] != 0x03 || p[3] != 0x3b)
+		return;
+	n = le32(p + 8);
+	if (n == 0 || n > (d->d_size - 12) / 8 ||
+	    (m->fstarts = malloc(n * sizeof(*m->fstarts))) == NULL)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		m->fstarts[i] = ph.p_vaddr + (uint64_t)(int64_t)(int32_t)le32(p + 12 + 8 * i);
+	qsort(m->fstarts, n, sizeof(*m->fstarts), cmp_u64);
+	m->nfstarts = n;
+}
+
+/* The greatest function start <= @a (an ELF address), or -1. */
+static int
+fstart_of(struct module *m, uint64_t a, uint64_t *start)
+{
+	size_t i;
+
+	if (!m->fstarts_built)
+		build_fstarts(m);
+	i = count_le(m->fstarts, m->nfstarts, a);
+	if (i == 0)
+		return -1;
+	*start = m->fstarts[i - 1];
+	return 0;
+}
+
+/*
+ * An address no symbol covers: the function that holds it from the
+ * unwind tables. An FDE of .eh_frame must cover it (so it is code of a
+ * function, not a gap), and that FDE's initial location, the greatest
+ * one of .eh_frame_hdr's table not after it, is the function's start:
+ * every address of one function gets one name, "lib+0x<start>" (the
+ * start's ELF address: for a shared object or a PIE, its offset from
+ * the load address). Return: 0 with out->name set, -1 when none.
+ */
+static int
+unwind_name(struct module *m, uint64_t addr, struct rtprof_sym *out)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(m->mod, &bias);
+	Dwarf_Frame *fr = NULL;
+	uint64_t start;
+
+	if (cfi == NULL || dwarf_cfi_addrframe(cfi, addr - bias, &fr) != 0) {
+		free(fr);
+		return -1;
+	}
+	free(fr);
+	if (fstart_of(m, addr - bias, &start) != 0 ||
+	    (out->name = unwind_fname(m, start)) == NULL)
+		return -1;
+	out->sym_offset = addr - (start + bias);
+	out->flags |= RTPROF_SYMF_UNWIND;
+	return 0;
+}
+
+static int
+resolve(struct rtprof_symbolizer *s, uint64_t addr, int mi,
+    struct rtprof_sym *out)
+{
 	struct module *m;
 	const struct fsym *fs;
 	Dwfl_Line *line;
@@ -700,6 +1140,8 @@ resolve(struct rtprof_symbolizer *s, uint64_t addr, struct rtprof_sym *out)
 	if ((fs = find_sym(m, addr)) != NULL) {
 		out->name = fs->name;
 		out->sym_offset = addr - fs->lo;
+	} else {
+		(void)unwind_name(m, addr, out);
 	}
 	if (m->has_dwarf && (line = dwfl_module_getsrc(m->mod, addr)) != NULL) {
 		int lineno = 0;
@@ -716,8 +1158,9 @@ resolve(struct rtprof_symbolizer *s, uint64_t addr, struct rtprof_sym *out)
 }
 
 static inline size_t
-hash_addr(uint64_t a)
+hash_addr(uint64_t a, int mi)
 {
+	a ^= (uint64_t)(unsigned)mi * 0x9e3779b97f4a7c15ULL;
 	a ^= a >> 33;
 	a *= 0xff51afd7ed558ccdULL;
 	a ^= a >> 33;
@@ -725,18 +1168,19 @@ hash_addr(uint64_t a)
 }
 
 int
-rtprof_symbolize(struct rtprof_symbolizer *s, uint64_t addr, struct rtprof_sym *out)
+rtprof_symbolize_at(struct rtprof_symbolizer *s, uint64_t addr, uint64_t t,
+    struct rtprof_sym *out)
 {
 	size_t h, mask = ((size_t)1 << CACHE_BITS) - 1;
 	struct centry *victim;
-	int rc;
+	int rc, mi = find_module(s, addr, t);
 
 	s->stats.lookups++;
 	if (s->cache == NULL)
 		s->cache = calloc((size_t)1 << CACHE_BITS, sizeof(*s->cache));
 	if (s->cache == NULL)
-		return resolve(s, addr, out);
-	h = hash_addr(addr);
+		return resolve(s, addr, mi, out);
+	h = hash_addr(addr, mi);
 	victim = &s->cache[h];
 	for (size_t i = 0; i < CACHE_PROBE; i++) {
 		struct centry *e = &s->cache[(h + i) & mask];
@@ -745,7 +1189,7 @@ rtprof_symbolize(struct rtprof_symbolizer *s, uint64_t addr, struct rtprof_sym *
 			victim = e;
 			break;
 		}
-		if (e->addr == addr) {
+		if (e->addr == addr && e->mi == mi) {
 			s->stats.hits++;
 			*out = e->sym;
 			return e->rc;
@@ -753,12 +1197,19 @@ rtprof_symbolize(struct rtprof_symbolizer *s, uint64_t addr, struct rtprof_sym *
 	}
 	/* Miss: fill an empty slot of the probe window, else evict the
 	 * home slot (bounded size, no rehashing). */
-	rc = resolve(s, addr, out);
+	rc = resolve(s, addr, mi, out);
 	victim->addr = addr;
+	victim->mi = mi;
 	victim->used = true;
 	victim->rc = rc;
 	victim->sym = *out;
 	return rc;
+}
+
+int
+rtprof_symbolize(struct rtprof_symbolizer *s, uint64_t addr, struct rtprof_sym *out)
+{
+	return rtprof_symbolize_at(s, addr, RTPROF_SYM_ANYTIME, out);
 }
 
 size_t

@@ -66,8 +66,16 @@ enum rtprof_modstatus {
 	RTPROF_MOD_NOSYMS,         /* opened, but no symbol table nor debug info */
 };
 
+/* struct rtprof_sym.flags */
+#define RTPROF_SYMF_UNWIND 1u /* no symbol: name is "lib+0x<function start>"
+			       * from the unwind tables (see below) */
+
+/* rtprof_symbolize_at()'s time for "whatever the time". */
+#define RTPROF_SYM_ANYTIME UINT64_MAX
+
 struct rtprof_sym {
 	const char *name;     /* function name (mangled as in the symtab), or NULL */
+	unsigned flags;       /* RTPROF_SYMF_* */
 	const char *file;     /* source file, or NULL without debug info */
 	int line;             /* source line, 0 if unknown */
 	int module;           /* index of the module (order of adding), -1 if none */
@@ -89,8 +97,48 @@ int rtprof_symbolizer_add_module(struct rtprof_symbolizer *s, const char *path,
     uint64_t start, uint64_t end, uint64_t offset,
     const unsigned char *build_id, size_t build_id_len);
 
-/* Resolves a runtime address (see above for return addresses). *out is
- * always filled (fields unknown are NULL/0, module -1 if none). */
+/*
+ * The ELF image of a module that has no file (IMAGE frame: the vDSO),
+ * mapped at @addr: a module whose path is not absolute and whose start
+ * lies in the image is read from it, whether it was added before or
+ * after. Returns 0, or -1 on allocation failure.
+ */
+int rtprof_symbolizer_add_image(struct rtprof_symbolizer *s, uint64_t addr,
+    const void *bytes, size_t len);
+
+/*
+ * The module map over time (MODULES_CHANGED frames): module @i was mapped
+ * from @from to @to, [from, to) in the session's ticks; an added module
+ * is mapped at all times (0, UINT64_MAX) until this is called.
+ * rtprof_symbolizer_module_unload() ends at @t the span of the module
+ * with this path and range whose span has no end yet (the last such one
+ * added): returns its index, or -1 when there is none.
+ */
+void rtprof_symbolizer_module_span(struct rtprof_symbolizer *s, size_t i,
+    uint64_t from, uint64_t to);
+int rtprof_symbolizer_module_unload(struct rtprof_symbolizer *s,
+    const char *path, uint64_t start, uint64_t end, uint64_t t);
+
+/*
+ * Resolves a runtime address (see above for return addresses) as the map
+ * was at time @t (ticks): in the module mapped there then, or, when none
+ * was, in one the next change added (a library is announced up to one
+ * writer round after it was loaded). RTPROF_SYM_ANYTIME: in the last
+ * module added that covers it. *out is always filled (fields unknown are
+ * NULL/0, module -1 if none).
+ *
+ * An address that no symbol covers in a usable module is named after
+ * the function that holds it in the module's unwind tables (an FDE of
+ * .eh_frame covers it; its initial location, from .eh_frame_hdr's
+ * table, is the function's start): "lib+0x<start>" (an ELF address: the
+ * offset from the load address for a PIE or a shared object) with
+ * RTPROF_SYMF_UNWIND, so that the samples
+ * of a stripped program's function are one function, as its symbol
+ * would make them.
+ */
+int rtprof_symbolize_at(struct rtprof_symbolizer *s, uint64_t addr,
+    uint64_t t, struct rtprof_sym *out);
+/* rtprof_symbolize_at(s, addr, RTPROF_SYM_ANYTIME, out). */
 int rtprof_symbolize(struct rtprof_symbolizer *s, uint64_t addr,
     struct rtprof_sym *out);
 

@@ -35,7 +35,9 @@ enum rtprof_frame_kind {
 	RTPROF_FRAME_VALUES = 9,      /* counter values sampled by the profiler */
 	RTPROF_FRAME_EVENT = 10,      /* a session event: error, limit reached */
 	RTPROF_FRAME_TRAILER = 11,    /* end of session: totals */
-	RTPROF_FRAME_KIND_MAX = 11
+	RTPROF_FRAME_MODULES_CHANGED = 12, /* modules loaded, unloaded since */
+	RTPROF_FRAME_IMAGE = 13,      /* the ELF image of a module without a file */
+	RTPROF_FRAME_KIND_MAX = 13
 };
 
 /* Record kinds inside DATA frames (first element of each record array). */

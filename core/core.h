@@ -123,6 +123,7 @@ struct rtprof__session {
 	uint32_t schemas_sent;    /* descriptors already written */
 	uint32_t counters_sent;
 	int header_sent;
+	struct rtprof__modset *mods; /* the module map announced (writer) */
 };
 
 struct rtprof__schema_desc {
@@ -260,7 +261,17 @@ int rtprof__sig_taken(int sig, int sampling);
 /* procinfo.c: writes process facts with a msgpack packer. */
 struct msgpack_packer;
 void rtprof__pack_process(struct msgpack_packer *pk);
-void rtprof__pack_modules(struct msgpack_packer *pk);
+struct rtprof__modset;
+struct rtprof__modset *rtprof__modules_scan(void);
+void rtprof__modset_free(struct rtprof__modset *m);
+int rtprof__modules_stale(const struct rtprof__modset *m);
+int rtprof__modules_differ(const struct rtprof__modset *was,
+    const struct rtprof__modset *now);
+void rtprof__pack_modules(struct msgpack_packer *pk,
+    const struct rtprof__modset *m);
+void rtprof__pack_module_changes(struct msgpack_packer *pk, uint64_t ticks,
+    const struct rtprof__modset *was, const struct rtprof__modset *now);
+int rtprof__vdso_image(uint64_t *base, const void **image, size_t *n);
 uint64_t rtprof__process_rss(void);
 
 /* Settings with defaults applied. Return 0 or -EINVAL. */

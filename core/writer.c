@@ -153,6 +153,57 @@ pack_sampling(const rtprof_lock *lk, msgpack_packer *pk,
 	pack_str(pk, why);
 }
 
+/*
+ * MODULES: the objects loaded now (the session keeps the map, to announce
+ * changes), then IMAGE: the vDSO's ELF image, which no file holds.
+ * Context: writer thread, lock held.
+ */
+static void
+add_modules(struct rtprof__session *s)
+{
+	msgpack_packer pk;
+	const void *image;
+	uint64_t base;
+	size_t n;
+
+	s->mods = rtprof__modules_scan();
+	if (frame_add(s, RTPROF_FRAME_MODULES, &pk) == NULL)
+		return;
+	rtprof__pack_modules((struct msgpack_packer *)&pk, s->mods);
+	if (rtprof__vdso_image(&base, &image, &n) != 0 ||
+	    frame_add(s, RTPROF_FRAME_IMAGE, &pk) == NULL)
+		return;
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_uint64(&pk, base);
+	msgpack_pack_bin(&pk, n);
+	msgpack_pack_bin_body(&pk, image, n);
+}
+
+/*
+ * MODULES_CHANGED: when a module was loaded (dlopen) or unloaded since the
+ * map @s announced last, what changed and when it was seen (after the
+ * scan: a module is announced at most one round after it was loaded).
+ * Context: writer thread, lock held; the check is one dl_iterate_phdr
+ * callback per round.
+ */
+static void
+update_modules(struct rtprof__session *s)
+{
+	struct rtprof__modset *now;
+	msgpack_packer pk;
+
+	if (s->mods == NULL || !rtprof__modules_stale(s->mods))
+		return;
+	if ((now = rtprof__modules_scan()) == NULL)
+		return;
+	if (rtprof__modules_differ(s->mods, now) &&
+	    frame_add(s, RTPROF_FRAME_MODULES_CHANGED, &pk) != NULL)
+		rtprof__pack_module_changes((struct msgpack_packer *)&pk,
+		    rtprof_now(), s->mods, now);
+	rtprof__modset_free(s->mods);
+	s->mods = now;
+}
+
 static void
 add_header(const rtprof_lock *lk, struct rtprof__session *s)
 {
@@ -213,9 +264,7 @@ add_header(const rtprof_lock *lk, struct rtprof__session *s)
 	RTPROF_WIRE_CATEGORIES
 #undef X
 
-	if (frame_add(s, RTPROF_FRAME_MODULES, &pk) == NULL)
-		return;
-	rtprof__pack_modules((struct msgpack_packer *)&pk);
+	add_modules(s);
 }
 
 /*
@@ -958,6 +1007,7 @@ collect(const rtprof_lock *lk)
 			s->header_sent = 1;
 			add_header(lk, s);
 		}
+		update_modules(s);
 		while (s->schemas_sent < c->ntypes)
 			add_schema(s, c->types[s->schemas_sent++]);
 		while (s->counters_sent < c->ncounters)
@@ -1625,5 +1675,6 @@ rtprof__session_free(struct rtprof__session *s)
 	free(s->pauses);
 	free(s->acct);
 	free(s->values_last);
+	rtprof__modset_free(s->mods);
 	free(s);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -188,6 +189,116 @@ check_no_modules(void)
 	rtprof_symbolizer_free(s);
 }
 
+/*
+ * The map over time: the same range held by module 0 until tick 100 and
+ * by module 1 from tick 200 (unloaded at 100, another loaded there and
+ * seen at 200). A lookup takes the module mapped at its time; between
+ * the two (loaded before the writer saw it) the one the next change
+ * added; an address outside both is in no module at any time.
+ */
+static void
+check_spans(const struct selfmod *self)
+{
+	struct rtprof_symbolizer *s = rtprof_symbolizer_new(NULL, NULL, 0);
+	uint64_t a = (uint64_t)(uintptr_t)&sym_target_a;
+	struct rtprof_sym r;
+
+	RTPROF_CHECK_EQ(add(s, self, NULL), 0);
+	RTPROF_CHECK_EQ(add(s, self, NULL), 1);
+	/* Module 0 unloaded at 100 (the last one added with that range is
+	 * 1: end it first, then give it its own span), 1 loaded at 200. */
+	RTPROF_CHECK_EQ(rtprof_symbolizer_module_unload(s, self->path,
+	    self->start, self->end, 100), 1);
+	rtprof_symbolizer_module_span(s, 0, 0, 100);
+	rtprof_symbolizer_module_span(s, 1, 200, UINT64_MAX);
+	RTPROF_CHECK_EQ(rtprof_symbolize_at(s, a, 50, &r), RTPROF_SYM_OK);
+	RTPROF_CHECK_EQ(r.module, 0);
+	RTPROF_CHECK_STREQ(r.name, "sym_target_a");
+	RTPROF_CHECK_EQ(rtprof_symbolize_at(s, a, 99, &r), RTPROF_SYM_OK);
+	RTPROF_CHECK_EQ(r.module, 0);
+	RTPROF_CHECK_EQ(rtprof_symbolize_at(s, a, 150, &r), RTPROF_SYM_OK);
+	RTPROF_CHECK_EQ(r.module, 1);
+	RTPROF_CHECK_EQ(rtprof_symbolize_at(s, a, 250, &r), RTPROF_SYM_OK);
+	RTPROF_CHECK_EQ(r.module, 1);
+	/* Cached per module: the time picks again. */
+	RTPROF_CHECK_EQ(rtprof_symbolize_at(s, a, 10, &r), RTPROF_SYM_OK);
+	RTPROF_CHECK_EQ(r.module, 0);
+	RTPROF_CHECK_EQ(rtprof_symbolize(s, a, &r), RTPROF_SYM_OK);
+	RTPROF_CHECK_EQ(r.module, 1);
+	/* Module 1 unloaded at 300, its span keeps its start; nothing
+	 * after it: no module at 350, still module 1 at 250. */
+	RTPROF_CHECK_EQ(rtprof_symbolizer_module_unload(s, self->path,
+	    self->start, self->end, 300), 1);
+	RTPROF_CHECK_EQ(rtprof_symbolizer_module_unload(s, self->path,
+	    self->start, self->end, 400), -1);
+	RTPROF_CHECK_EQ(rtprof_symbolize_at(s, a, 350, &r), RTPROF_SYM_NOMODULE);
+	RTPROF_CHECK_EQ(r.module, -1);
+	RTPROF_CHECK_EQ(rtprof_symbolize_at(s, a, 250, &r), RTPROF_SYM_OK);
+	RTPROF_CHECK_EQ(r.module, 1);
+	RTPROF_CHECK_EQ(rtprof_symbolize_at(s, a, 50, &r), RTPROF_SYM_OK);
+	RTPROF_CHECK_EQ(r.module, 0);
+	rtprof_symbolizer_free(s);
+}
+
+/*
+ * The vDSO: no file ("linux-vdso.so.1"), named from the ELF image the
+ * dump carries (IMAGE frame), added before or after the module.
+ */
+static void
+check_vdso(void)
+{
+	uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	struct selfmod v;
+	struct rtprof_sym r;
+	FILE *f;
+	char line[256];
+	size_t len = 0;
+
+	if (base == 0 || selfmod_find((const void *)(base + 0x800), &v) != 0) {
+		printf("vdso: none here, not checked\n");
+		return;
+	}
+	f = fopen("/proc/self/maps", "r");
+	RTPROF_CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base)
+			len = hi - lo;
+	}
+	fclose(f);
+	RTPROF_CHECK_GT(len, 0);
+	for (int order = 0; order < 2; order++) {
+		struct rtprof_symbolizer *s = rtprof_symbolizer_new(NULL, NULL, 0);
+		uint64_t a = 0;
+		const char *detail;
+
+		if (order == 0)
+			RTPROF_CHECK_EQ(rtprof_symbolizer_add_image(s, base,
+			    (const void *)base, len), 0);
+		RTPROF_CHECK_EQ(rtprof_symbolizer_add_module(s, v.path, v.start,
+		    v.end, v.offset, v.build_id, v.build_id_len), 0);
+		if (order == 1) {
+			RTPROF_CHECK_EQ(rtprof_symbolize(s, v.start, &r),
+			    RTPROF_SYM_UNUSABLE);
+			RTPROF_CHECK_EQ(rtprof_symbolizer_add_image(s, base,
+			    (const void *)base, len), 0);
+		}
+		RTPROF_CHECK_EQ(rtprof_symbolizer_module(s, 0, NULL, &detail),
+		    RTPROF_MOD_OK);
+		/* Some address of the vDSO's code is __vdso_clock_gettime. */
+		for (uint64_t p = v.start; p < v.end && a == 0; p += 4)
+			if (rtprof_symbolize(s, p, &r) == RTPROF_SYM_OK &&
+			    strstr(r.name, "clock_gettime") != NULL)
+				a = p;
+		RTPROF_CHECK(a != 0);
+		printf("vdso (image %s the module): %s at %#llx\n",
+		    order == 0 ? "before" : "after", r.name,
+		    (unsigned long long)a);
+		rtprof_symbolizer_free(s);
+	}
+}
+
 int
 main(void)
 {
@@ -351,6 +462,8 @@ main(void)
 		run(cmd);
 	}
 	check_no_modules();
+	check_spans(&self);
+	check_vdso();
 	check_hostile_paths(&self);
 	printf("test_symbolize: ok\n");
 	return 0;

@@ -302,20 +302,66 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	return 0;
 }
 
+/* The symbolizer of the dump (made in the first pass), or NULL. */
+static struct rtprof_symbolizer *
+sym_of(struct sum *s)
+{
+	if (s->no_symbols)
+		return NULL;
+	if (s->sym == NULL &&
+	    (s->sym = rtprof_symbolizer_new(s->sysroot, NULL, 0)) == NULL)
+		fail(s, -ENOMEM);
+	return s->sym;
+}
+
+/* Modules @m[0..@n), mapped from @from on. */
+static int
+add_modules(struct sum *s, const struct rtprof_dump_module *m, size_t n,
+    uint64_t from)
+{
+	struct rtprof_symbolizer *sym = sym_of(s);
+
+	for (size_t i = 0; sym != NULL && i < n; i++) {
+		int k = rtprof_symbolizer_add_module(sym, m[i].path,
+		    m[i].start, m[i].end, m[i].offset, m[i].build_id,
+		    m[i].build_id_len);
+
+		if (k < 0)
+			return fail(s, -ENOMEM);
+		rtprof_symbolizer_module_span(sym, (size_t)k, from, UINT64_MAX);
+	}
+	return s->err;
+}
+
+/* First pass: the module map over time (samples are named as it was at
+ * their time in the second). */
 static int
 on_modules(void *ctx, const struct rtprof_dump_module *m, size_t n)
 {
-	struct sum *s = ctx;
+	return add_modules(ctx, m, n, 0);
+}
 
-	if (s->no_symbols)
-		return 0;
-	if (s->sym == NULL &&
-	    (s->sym = rtprof_symbolizer_new(s->sysroot, NULL, 0)) == NULL)
+static int
+on_module_change(void *ctx, const struct rtprof_dump_module_change *c)
+{
+	struct sum *s = ctx;
+	struct rtprof_symbolizer *sym = sym_of(s);
+
+	for (size_t i = 0; sym != NULL && i < c->nremoved; i++)
+		(void)rtprof_symbolizer_module_unload(sym, c->removed[i].path,
+		    c->removed[i].start, c->removed[i].end, c->ticks);
+	return add_modules(s, c->added, c->nadded, c->ticks);
+}
+
+static int
+on_image(void *ctx, uint64_t addr, const void *bytes, size_t len)
+{
+	struct sum *s = ctx;
+	struct rtprof_symbolizer *sym = sym_of(s);
+
+	if (sym != NULL && rtprof_symbolizer_add_image(sym, addr, bytes, len))
 		return fail(s, -ENOMEM);
-	for (size_t i = 0; i < n; i++)
-		rtprof_symbolizer_add_module(s->sym, m[i].path, m[i].start,
-		    m[i].end, m[i].offset, m[i].build_id, m[i].build_id_len);
-	return 0;
+	return s->err;
 }
 
 static int
@@ -374,8 +420,9 @@ frame_name(struct sum *s, const struct rtprof_rec_view *v, unsigned i,
 
 	if (rtprof_rec_frame_is_label(v->label_mask, i))
 		return str_of(s, a);
-	if (s->sym != NULL && a > 0 && rtprof_symbolize(s->sym,
-	    leaf_native ? a : a - 1, &r) == RTPROF_SYM_OK && r.name != NULL) {
+	if (s->sym != NULL && a > 0 && rtprof_symbolize_at(s->sym,
+	    leaf_native ? a : a - 1, v->t0, &r) == RTPROF_SYM_OK &&
+	    r.name != NULL) {
 		int status = 0;
 		char *d;
 
@@ -566,13 +613,16 @@ read_dump(struct sum *s, const char *path)
 {
 	struct rtprof_dump_cb cb = {
 		.ctx = s,
-		.on_header = on_header, .on_modules = on_modules,
+		.on_header = on_header,
 		.on_thread = on_thread, .on_schema = on_schema,
 		.on_string = on_string, .on_record = on_record,
 	};
 	/* Twice: first the threads' last names (a thread named after its
-	 * comm is described again at exit), then everything. */
-	struct rtprof_dump_cb names = { .ctx = s, .on_thread = on_thread };
+	 * comm is described again at exit) and the module map over time,
+	 * then everything. */
+	struct rtprof_dump_cb names = { .ctx = s, .on_thread = on_thread,
+		.on_modules = on_modules, .on_module_change = on_module_change,
+		.on_image = on_image };
 	struct rtprof_dump_stats st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
 
