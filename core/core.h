@@ -19,6 +19,7 @@
 #define RTPROF_CORE_H
 
 #include <pthread.h>
+#include <sys/types.h>
 #include <signal.h>
 #include <stdint.h>
 
@@ -124,7 +125,20 @@ struct rtprof__session {
 	uint32_t counters_sent;
 	int header_sent;
 	struct rtprof__modset *mods; /* the module map announced (writer) */
+
+	/* The sink's identity, taken at start on the starting thread
+	 * (fstat st_dev/st_ino): the writer checks it before each write and
+	 * never writes into a descriptor that became something else. */
+	dev_t sink_dev;
+	ino_t sink_ino;
+	/* Set (release) by the stopping thread: the final flush waits at
+	 * most RTPROF__FINAL_WAIT_MS without progress (writer.c). */
+	_Atomic int stopping;
 };
+
+/* The final flush of a stopping session gives a stalled reader this
+ * long without progress (the session's write_timeout_ms if shorter). */
+#define RTPROF__FINAL_WAIT_MS 1000
 
 struct rtprof__schema_desc {
 	rtprof_marker_type pub;
@@ -160,6 +174,7 @@ struct rtprof__core {
 	uint64_t nchunks;         /* allocated, all states */
 	uint32_t chunk_size;      /* data bytes per chunk of the pool */
 	uint64_t chunk_bytes;     /* bytes allocated per chunk */
+	uint64_t pool_target;     /* chunks the running session may have */
 
 	struct rtprof__schema_desc *types[RTPROF__MAX_TYPES];
 	uint32_t ntypes;
@@ -169,9 +184,15 @@ struct rtprof__core {
 	int writer_started;
 	int writer_wake;          /* work requested before the next tick */
 	pthread_t writer;
+	/* Under `rtprof record`: the descriptor the writer keeps in a file
+	 * table of its own (-1: none asked), and the outcome (0 pending,
+	 * 1 done, -1 failed: the writer shares the program's table). */
+	int private_fd;
+	int private_state;
 
 	int forked;               /* a fork() child: no session can start */
 	int sampler_started;
+	int sampler_join;         /* threads registered: open their events */
 	pthread_t sampler;
 	pthread_cond_t sampler_cv; /* CLOCK_MONOTONIC; session changes wake it */
 
@@ -240,6 +261,21 @@ void rtprof__dump_signal_restore(const rtprof_lock *lk);
 /* state.c: a fork child's pending session start is cancelled (exec,
  * _exit, exit). Exported for librtprof-preload. Context: any thread. */
 RTPROF_API void rtprof__follow_cancel(void);
+/* Context: any thread. 1 when the caller is a vfork child of the process
+ * that owns the sessions (it shares their memory: it must not stop them). */
+RTPROF_API int rtprof__in_vfork_child(void);
+/* writer.c. Context: the control thread starting a launcher session, lock
+ * held: the writer (new, or next round) moves @fd into a file table of its
+ * own. */
+void rtprof__writer_private(const rtprof_lock *lk, int fd);
+int rtprof__files_private(int keep);
+/* Context: the forked child, before any other thread exists. */
+void rtprof__writer_fork_child(void);
+/* session.c. Context: any non-RT thread. */
+int rtprof__session_dump_within(int ms);
+/* state.c: stop the autostarted session (exit, exec, _exit) and say on
+ * stderr what a stalled or lost sink cost. Not in a vfork child. */
+RTPROF_API void rtprof__autostop(void);
 
 /* sampler.c */
 int rtprof__sampler_ensure(const rtprof_lock *lk);

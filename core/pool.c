@@ -1,9 +1,9 @@
 /*
  * pool.c - the chunk pool under one global memory limit.
  *
- * At session start the pool is filled with memory_limit / chunk bytes chunks
- * (allocated and touched then, never on a recording thread) and kept across
- * sessions; a session with another chunk size or a lower limit frees what it
+ * The pool holds at most memory_limit / chunk bytes chunks, allocated and
+ * touched on demand (or all at session start with settings.prefault), never
+ * on a recording thread, and kept across sessions; a session with another chunk size or a lower limit frees what it
  * does not need. All functions run under the core mutex; the owner side of
  * the chunk protocol is in rt/rt_record.c.
  *
@@ -134,6 +134,21 @@ pool_target(uint64_t limit, size_t bytes)
 	return n != 0 ? n : 1;
 }
 
+/* One more chunk (allocated and touched) on the free list.
+ * Return: 0, -1 none. */
+static int
+pool_grow(struct rtprof__core *c)
+{
+	struct rtprof__chunk *k = chunk_new(c);
+
+	if (k == NULL)
+		return -1;
+	k->next = c->free;
+	c->free = k;
+	c->nfree++;
+	return 0;
+}
+
 /* Frees the first chunk of the free list (of the pool's current size). */
 static void
 free_one(struct rtprof__core *c)
@@ -146,8 +161,11 @@ free_one(struct rtprof__core *c)
 }
 
 /*
- * rtprof__pool_setup - preallocate the pool for a new session: as many
- * chunks as fit in the memory limit, all allocated and touched here.
+ * rtprof__pool_setup - the pool for a new session: with s->prefault, as
+ * many chunks as fit in the memory limit, all allocated and touched here;
+ * otherwise at least one, the rest allocated on demand by
+ * rtprof__pool_get() under the same limit (a process that records little
+ * costs little: /bin/true takes the chunks of its two threads' prefill).
  * Context: control thread, lock held; may allocate.
  * Return: 0, -ENOMEM (not even one chunk).
  */
@@ -155,7 +173,7 @@ int
 rtprof__pool_setup(const rtprof_lock *lk, const struct rtprof_settings *s)
 {
 	struct rtprof__core *c = rtprof__core_get(lk);
-	uint64_t target;
+	uint64_t target, want;
 
 	if (c->chunk_size != s->chunk_size) {
 		/* Chunks of the old size still in use come back later and are
@@ -166,17 +184,12 @@ rtprof__pool_setup(const rtprof_lock *lk, const struct rtprof_settings *s)
 		c->chunk_bytes = chunk_bytes(s->chunk_size);
 	}
 	target = pool_target(s->memory_limit, c->chunk_bytes);
+	c->pool_target = target;
 	while (ncurrent(c) > target && c->free != NULL)
 		free_one(c);
-	while (ncurrent(c) < target) {
-		struct rtprof__chunk *k = chunk_new(c);
-
-		if (k == NULL)
-			break;
-		k->next = c->free;
-		c->free = k;
-		c->nfree++;
-	}
+	want = s->prefault ? target : 1;
+	while (ncurrent(c) < want && pool_grow(c) == 0)
+		;
 	return ncurrent(c) > 0 ? 0 : -ENOMEM;
 }
 
@@ -203,10 +216,11 @@ rtprof__pool_put(const rtprof_lock *lk, struct rtprof__chunk *k)
 }
 
 /*
- * rtprof__pool_get - a free chunk. The pool was filled at session start;
- * nothing is allocated here.
- * Context: collector or control thread, lock held.
- * Return: NULL when every chunk is in use.
+ * rtprof__pool_get - a free chunk; when none is free and the session's
+ * limit allows, a new one, allocated and touched here (never on the thread
+ * that will write it: this runs on the collector or a control thread).
+ * Context: collector or control thread, lock held; may allocate.
+ * Return: NULL when every chunk the limit allows is in use.
  */
 struct rtprof__chunk *
 rtprof__pool_get(const rtprof_lock *lk)
@@ -214,6 +228,9 @@ rtprof__pool_get(const rtprof_lock *lk)
 	struct rtprof__core *c = rtprof__core_get(lk);
 	struct rtprof__chunk *k = c->free;
 
+	if (k == NULL && c->running != NULL &&
+	    ncurrent(c) < c->pool_target && pool_grow(c) == 0)
+		k = c->free;
 	if (k == NULL)
 		return NULL;
 	c->free = k->next;

@@ -510,13 +510,18 @@ pthread_mutex_lock(pthread_mutex_t *m)
  * of its own (RTPROF_SOCK). If exec fails, this process goes on without a
  * session. A fork child whose session has not started yet (core/state.c,
  * follow_start) does not start it now: it would only ask the launcher for
- * a dump and end it at once. Context: the calling thread.
+ * a dump and end it at once. A vfork child changes nothing (below).
+ * Context: the calling thread (in a vfork child: the parent's, borrowed).
  */
 static void
 before_exec(void)
 {
-	rtprof__follow_cancel();
-	rtprof_session_stop();  /* also before _exit: see below */
+	/* A vfork child (CPython's subprocess, posix_spawn) shares its
+	 * parent's memory: stopping here would end the parent's session.
+	 * The image it execs asks for a dump of its own. */
+	if (rtprof__in_vfork_child())
+		return;
+	rtprof__autostop();     /* also before _exit: see below */
 }
 
 RTPROF_API int

@@ -26,11 +26,13 @@
  * records say when it ran). CPU time per record comes
  * from the switch records (time on CPU), not from a clock read.
  *
- * The descriptors are the profiler's, not the program's: opened
- * close-on-exec at high numbers where the limit allows, and before one is
- * closed its event id is checked (PERF_EVENT_IOC_ID), so a number the
- * program reused is never closed. A fork child drops the parent's (its
- * rings are not mapped there: VM_DONTCOPY).
+ * The descriptors are the profiler's, not the program's: the sampler
+ * thread opens them in a file table of its own (sampler.c), and before one
+ * is closed its event id is checked (PERF_EVENT_IOC_ID), so a number is
+ * never closed that is not that event (where the private table was
+ * refused, the program may have reused it). A fork child drops the
+ * parent's: neither their descriptors nor their rings (VM_DONTCOPY) are
+ * in it.
  *
  * Context: the sampler thread with the core lock held, unless a function
  * says otherwise.
@@ -128,24 +130,6 @@ static const unsigned char unw_of[17] = {
 #define SP_REG 0
 #endif
 
-/* Move @fd to a number at or above half the descriptor limit (when the
- * limit is large enough), away from the numbers programs pick. */
-static int
-fd_high(int fd)
-{
-	struct rlimit rl;
-	int hi;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 1024 ||
-	    rl.rlim_cur == RLIM_INFINITY)
-		return fd;
-	hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)(rl.rlim_cur / 2));
-	if (hi < 0)
-		return fd;
-	close(fd);
-	return hi;
-}
-
 /* Close @fd only if it still is the event @id (the program may have
  * closed it and reused the number). */
 static void
@@ -212,13 +196,11 @@ perf_new(pid_t tid, uint64_t interval_ns)
 		errno = e;
 		return NULL;
 	}
-	p->fd = fd_high(p->fd);
 	ioctl(p->fd, PERF_EVENT_IOC_ID, &p->id);
 	if (P.kernel) {
 		rtprof__perf_attr(&a, 1, interval_ns, 1);
 		p->fd_cs = rtprof__perf_open(&a, tid);
 		if (p->fd_cs >= 0) {
-			p->fd_cs = fd_high(p->fd_cs);
 			ioctl(p->fd_cs, PERF_EVENT_IOC_ID, &p->id_cs);
 			if (ioctl(p->fd_cs, PERF_EVENT_IOC_SET_OUTPUT, p->fd) != 0) {
 				close(p->fd_cs);
@@ -698,8 +680,9 @@ rtprof__perf_lost(const rtprof_lock *lk)
 
 /*
  * rtprof__perf_fork_child - the parent's events are not this process's:
- * close the descriptors (the child's copies only; the rings are not
- * mapped here) and forget them. Context: fork child, no other thread.
+ * forget them (their descriptors were in the parent's sampler's own file
+ * table, their rings are not mapped here). Context: fork child, no other
+ * thread.
  */
 void
 rtprof__perf_fork_child(struct rtprof__thread *threads)
@@ -716,8 +699,6 @@ rtprof__perf_fork_child(struct rtprof__thread *threads)
 	}
 	while ((p = P.orphans) != NULL) {
 		P.orphans = p->next;
-		fd_close_checked(p->fd_cs, p->id_cs);
-		fd_close_checked(p->fd, p->id);
-		free(p);
+		free(p);        /* its descriptors were the sampler's */
 	}
 }

@@ -233,8 +233,8 @@ tick(const rtprof_lock *lk, uint32_t gen, uint64_t t_lock0, uint64_t m_lock0,
 
 /*
  * rtprof__sampler_join - @th registers while a session samples: its
- * sampling starts now (its perf events opened from its first instant, so
- * a thread that lives less than a tick is sampled too).
+ * sampling starts now (the sampler wakes to open its perf events, so a
+ * thread that lives less than a tick is sampled too).
  * Context: @th itself, registering; lock held.
  */
 void
@@ -247,8 +247,26 @@ rtprof__sampler_join(const rtprof_lock *lk, struct rtprof__thread *th)
 	    s->set.sample_interval_us == RTPROF_SAMPLING_OFF)
 		return;
 	session_reset(lk, th, s->gen, rtprof__cpu_ns(th));
-	th->s_perf_gen = s->gen;
-	rtprof__perf_attach(lk, th, s->set.sample_interval_us * 1000ull);
+	/* The sampler opens its events (in its own file table), now. */
+	c->sampler_join = 1;
+	pthread_cond_signal(&c->sampler_cv);
+}
+
+/* Open the events of threads that registered since the last tick.
+ * Context: sampler thread, lock held. */
+static void
+attach_joined(const rtprof_lock *lk, uint32_t gen, uint64_t interval_ns)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+
+	c->sampler_join = 0;
+	for (struct rtprof__thread *th = c->threads; th != NULL; th = th->next)
+		if (!th->exited && th->s_gen == gen && th->s_perf == NULL &&
+		    th->s_perf_gen != gen &&
+		    !(th->flags & RTPROF_THREAD_SAMPLER)) {
+			th->s_perf_gen = gen;
+			rtprof__perf_attach(lk, th, interval_ns);
+		}
 }
 
 /* The session stopped or paused: every thread's events closed (what they
@@ -313,6 +331,10 @@ sampler_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pthread_setname_np(pthread_self(), "rtprof-sampler");
+	/* A file table of its own: its perf events' descriptors are not the
+	 * program's (close_range, dup2 over them cannot reach them) and take
+	 * none of its numbers. */
+	(void)rtprof__files_private(-1);
 	/* 1 ns of timer slack (default 50 us): a 100 us interval means 10
 	 * ticks per ms, not ~7.5 (bench/bench_sampler without SCHED_FIFO). */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
@@ -340,6 +362,8 @@ sampler_main(void *arg)
 			step = iv;
 			fire = slot + jitter(iv);
 		}
+		if (c->sampler_join)
+			attach_joined(lk, gen, iv);
 		if (now < fire) {
 			ts_of(fire, &ts);
 			pthread_cond_timedwait(&c->sampler_cv, &c->mu, &ts);
@@ -375,8 +399,12 @@ rtprof__sampler_ensure(const rtprof_lock *lk)
 {
 	struct rtprof__core *c = rtprof__core_get(lk);
 	pthread_condattr_t ca;
+	char why[320];
 	int rc;
 
+	/* How it samples, decided here: a refusal is said on this thread's
+	 * stderr (the program's; the writer's and the sampler's are not). */
+	rtprof__perf_method(lk, why, sizeof(why));
 	if (c->sampler_started)
 		return 0;
 	if (rtprof__unwinder_new(&rtprof__sampler_unw) != 0)

@@ -11,9 +11,11 @@
  * own session or is counted late, never in the next session.
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -70,6 +72,7 @@ rtprof_session_start(const struct rtprof_settings *settings)
 	const rtprof_lock *lk;
 	struct rtprof__core *c;
 	struct rtprof__thread *th;
+	struct stat st;
 	double rate;
 	int rc;
 
@@ -79,6 +82,13 @@ rtprof_session_start(const struct rtprof_settings *settings)
 	if (s == NULL)
 		return -ENOMEM;
 	s->set = set;
+	/* The sink's identity: the writer writes only while it holds. */
+	if (fstat(set.fd, &st) != 0) {
+		free(s);
+		return -EINVAL;
+	}
+	s->sink_dev = st.st_dev;
+	s->sink_ino = st.st_ino;
 	lk = rtprof__lock();
 	c = rtprof__core_get(lk);
 	/* A stop on another thread may still be waiting for the writer to
@@ -206,6 +216,9 @@ rtprof_session_stop(void)
 	publish_state((uint64_t)s->gen << 2);
 	rtprof__dump_signal_restore(lk);
 	s->phase = RTPROF__SESS_STOPPING;
+	/* release: the writer's final flush bounds its wait from here
+	 * (writer.c, sink_timeout_ms()). */
+	atomic_store_explicit(&s->stopping, 1, memory_order_release);
 	c->running = NULL;
 	rtprof__writer_kick(lk);
 	rtprof__sampler_kick(lk);
@@ -276,6 +289,20 @@ rtprof_session_resume(void)
 RTPROF_API int
 rtprof_session_dump(void)
 {
+	return rtprof__session_dump_within(-1);
+}
+
+/*
+ * rtprof_session_dump(), waiting at most @ms (< 0: until written): the
+ * autostart's header, which must not hold a program's start for the
+ * sink's whole write timeout when nobody reads the dump.
+ * Context: any non-RT thread. Return: as rtprof_session_dump(), or
+ * -ETIMEDOUT (the dump is still written when the sink takes it).
+ */
+int
+rtprof__session_dump_within(int ms)
+{
+	struct timespec dl;
 	const rtprof_lock *lk = rtprof__lock();
 	struct rtprof__core *c = rtprof__core_get(lk);
 	struct rtprof__session *s = c->running;
@@ -289,6 +316,10 @@ rtprof_session_dump(void)
 	}
 	want = ++s->dump_wanted;
 	gen = s->gen;
+	clock_gettime(CLOCK_REALTIME, &dl);     /* done_cv's clock */
+	dl.tv_sec += ms / 1000 + (dl.tv_nsec + (long)(ms % 1000) * 1000000) /
+	    1000000000;
+	dl.tv_nsec = (dl.tv_nsec + (long)(ms % 1000) * 1000000) % 1000000000;
 	s->dump_requested = 1;
 	rtprof__writer_kick(lk);
 	/* Wait until served, or until the session ended (then `s` may be
@@ -304,7 +335,13 @@ rtprof_session_dump(void)
 			rc = s->sink_error;
 			break;
 		}
-		pthread_cond_wait(&c->done_cv, &c->mu);
+		if (ms < 0) {
+			pthread_cond_wait(&c->done_cv, &c->mu);
+		} else if (pthread_cond_timedwait(&c->done_cv, &c->mu, &dl) ==
+		    ETIMEDOUT) {
+			rc = -ETIMEDOUT;
+			break;
+		}
 	}
 	rtprof__unlock(lk);
 	return rc;

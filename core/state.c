@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include "core.h"
@@ -20,6 +21,7 @@ static struct rtprof__core core = {
 	.mu = PTHREAD_MUTEX_INITIALIZER,
 	.writer_cv = PTHREAD_COND_INITIALIZER,
 	.done_cv = PTHREAD_COND_INITIALIZER,
+	.private_fd = -1,
 };
 static const rtprof_lock token = { 1 };
 
@@ -170,11 +172,64 @@ rtprof__follow_cancel(void)
 	pthread_mutex_unlock(&follow_mu);
 }
 
+/*
+ * The process the sessions belong to: set by the constructor and in a fork
+ * child. A vfork child (CPython's subprocess, posix_spawn) runs in its
+ * parent's memory until it execs or exits, with another pid: what it does
+ * must not stop the parent's session. Written by the constructor and
+ * fork_child() (one thread), read by any thread: relaxed (a pid, no data
+ * published with it).
+ */
+static _Atomic pid_t owner_pid;
+
+/* Context: any thread. */
+RTPROF_API int
+rtprof__in_vfork_child(void)
+{
+	pid_t o = atomic_load_explicit(&owner_pid, memory_order_relaxed);
+
+	return o != 0 && getpid() != o;
+}
+
+/* The sink error of the last session that ended (0: none). */
+static int
+core_last_error(void)
+{
+	const rtprof_lock *lk = rtprof__lock();
+	int e = core.has_last ? core.last.sink_error : 0;
+
+	rtprof__unlock(lk);
+	return e;
+}
+
 static void
 autostop(void)
 {
+	rtprof__autostop();
+}
+
+/* Context: the exiting or exec'ing thread; nothing in a vfork child. */
+RTPROF_API void
+rtprof__autostop(void)
+{
+	int rc;
+
+	if (rtprof__in_vfork_child())
+		return;
 	rtprof__follow_cancel();
-	rtprof_session_stop();
+	rc = rtprof_session_stop();
+	if (rc == -ENOENT && core_last_error() != 0)
+		rc = core_last_error();
+	if (rc == -ETIMEDOUT)
+		fprintf(stderr, "rtprof: pid %d: the dump's reader took no data "
+		    "for %d ms at exit: stopped waiting; the data not yet "
+		    "written (the end of the recording) is lost\n",
+		    (int)getpid(), RTPROF__FINAL_WAIT_MS);
+	else if (rc == -EBADF)
+		fprintf(stderr, "rtprof: pid %d: the dump's descriptor was "
+		    "taken over by the program: the recording ends where it "
+		    "was, nothing was written into the program's file\n",
+		    (int)getpid());
 }
 
 /*
@@ -268,6 +323,111 @@ fd_from_serial(const char *path, struct rtprof_settings *s)
 	return fd;
 }
 
+/*
+ * The environment's settings, checked before a session is tried: a value
+ * that cannot start one is refused with the variable and its bound on
+ * stderr, never a silent empty dump. Context: the constructor.
+ * Return: 0, -1 refused (said).
+ */
+static int
+autostart_check(const struct rtprof_settings *s)
+{
+	uint64_t chunk = s->chunk_size != 0 ? s->chunk_size : 64u << 10;
+	const char *v;
+
+	if (s->memory_limit != 0 && s->memory_limit < chunk) {
+		v = getenv("RTPROF_MEMORY");
+		fprintf(stderr, "rtprof: RTPROF_MEMORY=%s: below the minimum "
+		    "of %llu bytes (one chunk); not recording\n",
+		    v != NULL ? v : "?", (unsigned long long)chunk);
+		return -1;
+	}
+	if (s->sample_interval_us != 0 &&
+	    s->sample_interval_us != RTPROF_SAMPLING_OFF &&
+	    (s->sample_interval_us < 100 || s->sample_interval_us > 1000000)) {
+		fprintf(stderr, "rtprof: RTPROF_SAMPLE_US=%u: not from 100 to "
+		    "1000000; not recording\n", s->sample_interval_us);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The launcher's descriptor moved as high as it goes (the top free number
+ * under RLIMIT_NOFILE), away from the small numbers a program reuses
+ * (bash `exec 3>a`). Only where the writer cannot keep it in a table of
+ * its own does the number stay in use (writer.c, go_private()).
+ * Context: the constructor or the fork follower. Return: the new number.
+ */
+static int
+sink_move_high(int fd)
+{
+	long max = sysconf(_SC_OPEN_MAX);
+
+	for (long step = 1; max > 0 && step < max; step *= 2) {
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)(max - step));
+
+		if (hi >= 0) {
+			close(fd);
+			return hi;
+		}
+	}
+	return fd;
+}
+
+/*
+ * Start the launcher's session on @s (its fd moved high): the writer
+ * takes the descriptor into a table of its own, then the program's copy
+ * is closed (or, when that failed, kept: the writer checks its identity
+ * before each write). Context: the constructor or the fork follower,
+ * follow_mu not held. Return: rtprof_session_start()'s.
+ */
+static int
+launcher_start(struct rtprof_settings *s)
+{
+	const rtprof_lock *lk;
+	int rc, state;
+
+	lk = rtprof__lock();
+	rtprof__writer_private(lk, s->fd);
+	rtprof__unlock(lk);
+	rc = rtprof_session_start(s);
+	lk = rtprof__lock();
+	while (rc == 0 && core.private_state == 0)
+		pthread_cond_wait(&core.done_cv, &core.mu);
+	state = core.private_state;
+	if (rc != 0)
+		core.private_fd = -1;
+	rtprof__unlock(lk);
+	if (rc == 0 && state == 1)
+		close(s->fd);   /* the writer's copy is the only one */
+	return rc;
+}
+
+/*
+ * RTPROF_FD_ID=DEV:INO (set by `rtprof record` beside RTPROF_FD): the
+ * descriptor's identity. A shell keeps its own copy of the environment,
+ * so a program it starts may still see RTPROF_FD after this process
+ * removed it, with the number now a file of the script's (`exec 5>c`):
+ * such a descriptor is not the launcher's and is never written (the
+ * process asks over RTPROF_SOCK instead). Context: the constructor.
+ * Return: 1 when RTPROF_FD_ID is set and @fd is not that descriptor.
+ */
+static int
+fd_is_stale(int fd)
+{
+	const char *id = getenv("RTPROF_FD_ID");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (id == NULL || *id == '\0')
+		return 0;
+	if (sscanf(id, "%llu:%llu", &dev, &ino) != 2)
+		return 1;
+	return fstat(fd, &st) != 0 || (unsigned long long)st.st_dev != dev ||
+	    (unsigned long long)st.st_ino != ino;
+}
+
 static void
 autostart(void)
 {
@@ -277,7 +437,7 @@ autostart(void)
 	int n = -1, launcher = 0;
 
 	memset(&s, 0, sizeof(s));
-	if (fd != NULL && *fd != 0) {
+	if (fd != NULL && *fd != 0 && !fd_is_stale(atoi(fd))) {
 		n = atoi(fd);
 		launcher = 1;
 	} else if ((v = getenv("RTPROF_SERIAL")) != NULL && *v != 0) {
@@ -300,14 +460,24 @@ autostart(void)
 		s.sample_interval_us = (uint32_t)strtoul(v, NULL, 0);
 	if ((v = getenv("RTPROF_LINK_RATE")) != NULL)
 		s.link_bytes_per_sec = (uint32_t)strtoul(v, NULL, 0);
+	if ((v = getenv("RTPROF_PREFAULT")) != NULL && strcmp(v, "1") == 0)
+		s.prefault = 1;
 	if ((v = getenv("RTPROF_DUMP_SIGNAL")) != NULL)
 		s.dump_signal = signal_number(v);
 	/* The descriptor is this process's: programs it starts get neither
 	 * the variable nor the descriptor (two writers would interleave). */
 	unsetenv("RTPROF_FD");
+	unsetenv("RTPROF_FD_ID");
 	fcntl(s.fd, F_SETFD, FD_CLOEXEC);
+	if (autostart_check(&s) != 0) {
+		if (launcher)
+			close(s.fd);    /* the launcher: "no data", said why */
+		return;
+	}
+	if (launcher)
+		s.fd = sink_move_high(s.fd);
 	if (rtprof_thread_register("main", RTPROF_THREAD_MAIN) == 0 &&
-	    rtprof_session_start(&s) == 0) {
+	    (launcher ? launcher_start(&s) : rtprof_session_start(&s)) == 0) {
 		/* Under a launcher: fork children are followed too. */
 		if (launcher && sock != NULL && *sock != 0 &&
 		    strlen(sock) < sizeof(follow_sock)) {
@@ -318,7 +488,7 @@ autostart(void)
 		atexit(autostop);
 		/* The header written before main(): a process stopped or
 		 * killed early still leaves a dump that says who it was. */
-		rtprof_session_dump();
+		rtprof__session_dump_within(RTPROF__FINAL_WAIT_MS);
 	}
 }
 
@@ -366,12 +536,13 @@ follow_start(void *arg)
 		return NULL;    /* refused (a cap) or no launcher: unrecorded */
 	pthread_mutex_lock(&follow_mu);
 	s = follow_set;
-	s.fd = fd;
-	if (!follow_cancelled && rtprof_session_start(&s) == 0) {
-		follow_fd = fd;
-		rtprof_session_dump();  /* the header now, as autostart */
+	s.fd = sink_move_high(fd);
+	if (!follow_cancelled && launcher_start(&s) == 0) {
+		follow_fd = s.fd;
+		/* the header now, as autostart */
+		rtprof__session_dump_within(RTPROF__FINAL_WAIT_MS);
 	} else {
-		close(fd);      /* an empty dump: the launcher leaves it out */
+		close(s.fd);    /* an empty dump: the launcher leaves it out */
 	}
 	pthread_mutex_unlock(&follow_mu);
 	return NULL;
@@ -426,7 +597,10 @@ follow_child(const struct rtprof__thread *self)
 	    s = s->next)
 		if (s->set.fd != follow_fd)
 			return 0;       /* a session the program started */
-	if (core.sessions != NULL) {
+	/* The writer held the descriptor in a table of its own: the child's
+	 * table (a copy of the program's) does not have it, and the number
+	 * may be a file of the program's now: nothing to replace. */
+	if (core.sessions != NULL && core.private_state != 1) {
 		nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (nul < 0)
 			return 0;
@@ -466,6 +640,10 @@ fork_child(void)
 	core.sessions = NULL;
 	core.writer_started = 0;
 	core.sampler_started = 0;
+	core.private_fd = -1;
+	core.private_state = 0;
+	rtprof__writer_fork_child();
+	atomic_store_explicit(&owner_pid, getpid(), memory_order_relaxed);
 	rtprof__perf_fork_child(core.threads);
 	/* The parent's other threads do not exist here. */
 	for (struct rtprof__thread *th = core.threads; th != NULL;
@@ -487,6 +665,7 @@ fork_child(void)
 __attribute__((constructor)) static void
 rtprof__init(void)
 {
+	atomic_store_explicit(&owner_pid, getpid(), memory_order_relaxed);
 	rtprof__clock_init();
 	rtprof__registry_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);

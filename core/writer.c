@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -32,6 +33,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -1131,64 +1133,122 @@ sink_write_some(int fd, const struct iovec *iov, int n)
 }
 
 /*
- * Write all of @iov, giving up after write_timeout_ms without progress.
+ * Is @s's descriptor still the one it started on? A program may close its
+ * descriptors (close_range, a daemon) and open files that get the number,
+ * or dup2 over it (bash `exec 3>a`): the writer must never write into
+ * those. Compared by identity (st_dev, st_ino), before each write.
+ * Context: writer thread.
+ */
+static int
+sink_is_ours(const struct rtprof__session *s)
+{
+	struct stat st;
+
+	return fstat(s->set.fd, &st) == 0 && st.st_dev == s->sink_dev &&
+	    st.st_ino == s->sink_ino;
+}
+
+/* How long @s's writes may go without progress now: write_timeout_ms,
+ * at most RTPROF__FINAL_WAIT_MS once the session is stopping (a stalled
+ * reader must not hold the program's exit). Context: writer thread. */
+static int
+sink_timeout_ms(const struct rtprof__session *s)
+{
+	int ms = (int)s->set.write_timeout_ms;
+
+	/* acquire: pairs with the release in rtprof_session_stop(). */
+	if (atomic_load_explicit(&s->stopping, memory_order_acquire) &&
+	    ms > RTPROF__FINAL_WAIT_MS)
+		ms = RTPROF__FINAL_WAIT_MS;
+	return ms;
+}
+
+#define SINK_POLL_SLICE_MS 100
+
+/* Context: writer thread. Return: ms since @t0. */
+static int
+ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int)((t.tv_sec - t0->tv_sec) * 1000 +
+	    (t.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+/* Consume the SIGPIPE that this thread (every signal blocked) has pending
+ * after an EPIPE. Context: writer thread. */
+static void
+eat_sigpipe(void)
+{
+	sigset_t pipe;
+	struct timespec zero = { 0, 0 };
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	sigtimedwait(&pipe, NULL, &zero);
+}
+
+/* Advance @iov/@n past @r bytes written. */
+static void
+iov_advance(struct iovec **iov, int *n, size_t r)
+{
+	while (*n > 0 && r >= (*iov)->iov_len) {
+		r -= (*iov)->iov_len;
+		(*iov)++;
+		(*n)--;
+	}
+	if (*n > 0) {
+		(*iov)->iov_base = (char *)(*iov)->iov_base + r;
+		(*iov)->iov_len -= r;
+	}
+}
+
+/*
+ * Write all of @iov, giving up after sink_timeout_ms() without progress
+ * (polled in slices, so a stop during a stall shortens the wait), or
+ * at once when the descriptor is no longer the sink (-EBADF: nothing is
+ * written into it). Context: writer thread, lock NOT held.
  * Return: 0 or a negative errno.
  */
 static int
 sink_writev(struct rtprof__session *s, struct iovec *iov, int n)
 {
-	struct timespec t0, t;
-	int waited_ms = 0;
+	struct timespec t0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (n > 0) {
 		struct pollfd p = { s->set.fd, POLLOUT, 0 };
+		int left = sink_timeout_ms(s) - ms_since(&t0);
 		ssize_t r;
-		int pr = poll(&p, 1, (int)s->set.write_timeout_ms - waited_ms);
+		int pr;
 
+		if (left <= 0)
+			return -ETIMEDOUT;
+		pr = poll(&p, 1, left < SINK_POLL_SLICE_MS ? left :
+		    SINK_POLL_SLICE_MS);
 		if (pr < 0 && errno != EINTR)
 			return -errno;
-		if (pr == 0)
-			return -ETIMEDOUT;
 		if (pr > 0 && (p.revents & POLLNVAL))
+			return -EBADF;
+		if (pr <= 0)
+			continue;
+		if (!sink_is_ours(s))
 			return -EBADF;
 		r = sink_write_some(s->set.fd, iov, n);
 		if (r < 0) {
-			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
-				goto again;
-			if (errno == EPIPE) {
-				/* Consume the SIGPIPE that this thread (with
-				 * every signal blocked) has pending. */
-				sigset_t pipe;
-				struct timespec zero = { 0, 0 };
-
-				sigemptyset(&pipe);
-				sigaddset(&pipe, SIGPIPE);
-				sigtimedwait(&pipe, NULL, &zero);
-				return -EPIPE;
-			}
+			if (errno == EINTR || errno == EAGAIN ||
+			    errno == EWOULDBLOCK)
+				continue;
+			if (errno == EPIPE)
+				eat_sigpipe();
 			return -errno;
 		}
 		/* Progress: the timeout counts from here (a slow serial
 		 * line is not a stuck one). */
 		if (r > 0)
 			clock_gettime(CLOCK_MONOTONIC, &t0);
-		/* Short write: advance past what went out. */
-		while (n > 0 && (size_t)r >= iov->iov_len) {
-			r -= (ssize_t)iov->iov_len;
-			iov++;
-			n--;
-		}
-		if (n > 0) {
-			iov->iov_base = (char *)iov->iov_base + r;
-			iov->iov_len -= (size_t)r;
-		}
-again:
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		waited_ms = (int)((t.tv_sec - t0.tv_sec) * 1000 +
-		    (t.tv_nsec - t0.tv_nsec) / 1000000);
-		if (waited_ms >= (int)s->set.write_timeout_ms)
-			return -ETIMEDOUT;
+		iov_advance(&iov, &n, (size_t)r);
 	}
 	return 0;
 }
@@ -1560,6 +1620,116 @@ finish_batch(const rtprof_lock *lk)
 	pthread_cond_broadcast(&c->done_cv);
 }
 
+/*
+ * Under `rtprof record` the writer keeps the dump's descriptor in a file
+ * table of its own (unshare(CLONE_FILES): this thread only), holding
+ * nothing else, and the program's copy is closed (core/state.c): whatever
+ * the program then does to its descriptors (close_range, dup2 over every
+ * number, bash `exec 3>a`) cannot reach the dump, and no number of the
+ * program's is taken. Everything else inherited into the new table is
+ * closed at once, so the program's pipes still end when it closes them
+ * (its POSIX record locks are untouched: they belong to its own table).
+ * Sanitizer builds keep stderr (their reports from this thread).
+ * Context: writer thread, lock held. Return: 1 done, -1 failed.
+ */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define PRIVATE_KEEP_STDERR 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define PRIVATE_KEEP_STDERR 1
+#endif
+#endif
+#ifndef PRIVATE_KEEP_STDERR
+#define PRIVATE_KEEP_STDERR 0
+#endif
+
+/* Closes [lo, hi] in this thread's table. */
+static void
+close_span(unsigned lo, unsigned hi)
+{
+	if (lo > hi)
+		return;
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, lo, hi, 0) == 0)
+		return;
+#endif
+	{
+		long max = sysconf(_SC_OPEN_MAX);
+
+		for (long fd = lo; fd <= (long)hi && fd < max; fd++)
+			close((int)fd);
+	}
+}
+
+/*
+ * rtprof__files_private - give the calling thread a file table of its own
+ * holding only @keep (-1: nothing; stderr too in sanitizer builds).
+ * Context: the writer or the sampler thread, once. Return: 1, or -1 when
+ * unshare(2) is refused (the thread keeps the program's table).
+ */
+int
+rtprof__files_private(int keep)
+{
+	int k[2], n = 0;
+	unsigned from = 0;
+
+	if (unshare(CLONE_FILES) != 0)
+		return -1;
+	if (PRIVATE_KEEP_STDERR)
+		k[n++] = 2;
+	if (keep >= 0 && keep != 2)
+		k[n++] = keep;
+	if (n == 2 && k[1] < k[0]) {
+		int t = k[0];
+
+		k[0] = k[1];
+		k[1] = t;
+	}
+	for (int i = 0; i < n; i++) {
+		if ((unsigned)k[i] > from)
+			close_span(from, (unsigned)k[i] - 1);
+		from = (unsigned)k[i] + 1;
+	}
+	close_span(from, ~0U);
+	return 1;
+}
+
+/* Context: writer thread, lock held. */
+static void
+private_serve(const rtprof_lock *lk)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+
+	if (c->private_fd < 0 || c->private_state != 0)
+		return;
+	c->private_state = rtprof__files_private(c->private_fd);
+	pthread_cond_broadcast(&c->done_cv);
+}
+
+/* Context: the control thread starting a launcher session, lock held. */
+void
+rtprof__writer_private(const rtprof_lock *lk, int fd)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+
+	c->private_fd = fd;
+	c->private_state = 0;
+	c->writer_wake = 1;
+	pthread_cond_signal(&c->writer_cv);
+}
+
+/*
+ * A fork child: the parent's writer and its batch in flight are not the
+ * child's (the batch's sessions are abandoned, their descriptor is not in
+ * the child's new writer's table). Context: the forked child, before any
+ * other thread exists.
+ */
+void
+rtprof__writer_fork_child(void)
+{
+	batch.n = 0;            /* its buffers are a copy: leaked, bounded */
+}
+
 static void *
 writer_main(void *arg)
 {
@@ -1587,6 +1757,7 @@ writer_main(void *arg)
 			pthread_cond_timedwait(&c->writer_cv, &c->mu, &ts);
 		}
 		c->writer_wake = 0;
+		private_serve(lk);
 		collect(lk);
 		if (batch.n > 0) {
 			rtprof__unlock(lk);

@@ -221,6 +221,14 @@ struct rtprof_settings {
 	 * the session (restoring the previous one at stop); 0: none.
 	 */
 	int dump_signal;
+	/*
+	 * 1: allocate and touch every chunk under memory_limit at session
+	 * start (nothing is allocated later); 0: the pool grows on demand
+	 * under the limit, a chunk allocated and touched on rtprof's own
+	 * threads before any thread gets it (a real-time thread's chunks
+	 * are resident either way). RTPROF_PREFAULT=1 in the environment.
+	 */
+	int prefault;
 };
 
 /* Per-thread lifetime accounting, read by the owner thread itself. */

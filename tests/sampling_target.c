@@ -22,8 +22,8 @@
  * vDSO) after every ~50 us of work in clock_work; first alone on CPU 0 for
  * 300 ms of CPU, then sharing CPU 0 with a "hog" thread for 600 ms of its
  * CPU. It times each clock call with CLOCK_MONOTONIC and prints the share
- * of its CPU time spent in them while it was alone, "vdso-share X" (its
- * true share, the same in both phases), the vDSO's address range
+ * of its CPU time spent in them, "vdso-share X" (its true share: reads
+ * that were preempted count as their usual time), the vDSO's address range
  * "vdso-range LO HI" and "clocker TID".
  *
  * Exit status 0 when every call behaved (no unexpected EINTR is an error
@@ -251,16 +251,16 @@ print_vdso(void)
 }
 
 /*
- * The clock read's true share of the clocker's CPU time: the mean time of
- * one read, leaving out those over 4x the median (preempted or
- * interrupted: their wall time is not CPU time), times the reads, over
- * the CPU time they took.
+ * The clock read's true share of the clocker's CPU time, over both phases:
+ * the mean time of one read, leaving out those over 4x the median
+ * (preempted or interrupted: their wall time is not CPU time), times the
+ * reads, over the CPU time they took.
  */
 static void *
 clocker_main(void *arg)
 {
-	static uint64_t d[20000];
-	uint64_t cpu = 0, c0, calls = 0, sum = 0;
+	static uint64_t d[200000];
+	uint64_t cpu = 0, c0, c1, sum = 0;
 	size_t n = 0, kept = 0;
 
 	(void)arg;
@@ -269,27 +269,26 @@ clocker_main(void *arg)
 	printf("clocker %d\n", (int)gettid_());
 	print_vdso();
 	clock_work(&c0);
+	c1 = c0;
 	do {
 		uint64_t x = clock_work(&cpu);
 
-		calls++;
 		if (n < sizeof(d) / sizeof(d[0]))
 			d[n++] = x;
-	} while (cpu - c0 < 300000000);
+		if (cpu - c1 >= 300000000 && !atomic_load(&hog_go)) {
+			atomic_store(&hog_go, 1);       /* the hog joins */
+			c1 = cpu;
+		}
+	} while (!atomic_load(&hog_go) || cpu - c1 < 600000000);
+	atomic_store(&hog_stop, 1);
+	/* Both phases: the same loop, the same true share. */
 	qsort(d, n, sizeof(d[0]), cmp_u64);
 	for (size_t i = 0; i < n && d[i] <= 4 * d[n / 2]; i++) {
 		sum += d[i];
 		kept++;
 	}
-	printf("vdso-share %.4f\n", (double)sum / (double)kept *
-	    (double)calls / (double)(cpu - c0));
-	fflush(stdout);
-	atomic_store(&hog_go, 1);
-	c0 = cpu;
-	do
-		clock_work(&cpu);
-	while (cpu - c0 < 600000000);
-	atomic_store(&hog_stop, 1);
+	printf("vdso-share %.4f\n", (double)sum / (double)kept * (double)n /
+	    (double)(cpu - c0));
 	return NULL;
 }
 

@@ -75,65 +75,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record_probe.h"
 #include "convert.h"
 #include "record.h"
 #include "wire.h"
 
-#define PROG "rtprof record"
-
-#ifndef RTPROF_PRELOAD_INSTALLED
-#define RTPROF_PRELOAD_INSTALLED "librtprof-preload.so"
-#endif
-
-#define RECORD_MAX_PROCS 64
-#define ROUND_MS 500
-#define QUIET_ROUNDS 2
-#define PUMP_MS 50
-#define PIPE_BYTES (1 << 20)
-#define PUMP_CHUNK 65536
-#define PUMP_MAX_PER_CALL (1u << 20)    /* then the other pipes */
-#define MAX_NOTES 256
-
-static volatile sig_atomic_t child_pid;
-
-/* One recorded process image: its pipe and its dump file. */
-struct proc {
-	char *path;             /* the dump file */
-	int in;                 /* read end of its pipe; -1 once closed */
-	int out;                /* the dump file; -1 once closed */
-	pid_t pid;
-	char comm[64];          /* its name when it asked */
-	unsigned long long start;       /* /proc starttime (pid reuse) */
-	uint64_t bytes;         /* written to the file */
-	uint64_t dropped;       /* read and dropped (cut) */
-	int64_t last_data_ns;   /* CLOCK_REALTIME of its last byte */
-	bool cut;               /* a cap (or a write error) cut it */
-	bool trailer;           /* its last session's TRAILER came */
-	uint64_t frame_at;      /* file offset of the frame being copied */
-	/* Frame boundaries: the header of the next frame, or how many
-	 * bytes of the current one are still to come. */
-	unsigned char hdr[RTPROF_FRAME_HEADER_SIZE];
-	size_t hlen;
-	uint64_t left;
-	bool raw;               /* not frames: cut at any byte */
-};
-
-struct rec {
-	const char *dump;       /* CMD's dump: OUT.rtprof */
-	struct proc p[RECORD_MAX_PROCS + 1];    /* [0]: CMD */
-	int n;
-	uint64_t max_total;     /* 0: no total cap */
-	uint64_t max_bytes;     /* per process (--max-bytes), 0: none */
-	uint64_t committed;     /* bytes written or promised (frames begun) */
-	bool cap_reached;
-	int max_procs;          /* --max-processes, <= RECORD_MAX_PROCS */
-	int refused;            /* over max_procs */
-	int refused_cap;        /* after the total cap */
-	uint64_t progress;      /* bytes read, processes added */
-	struct rtprof_gecko_note notes[MAX_NOTES];      /* strings owned */
-	size_t nnotes;
-};
+#include "record_int.h"
 
 static int64_t
 wall_ns(void)
@@ -145,8 +91,8 @@ wall_ns(void)
 }
 
 /* A note for the profile's gathering log (strings copied). */
-static void
-note(struct rec *r, const char *what, const struct proc *p, pid_t pid,
+void
+rec_note(struct rec *r, const char *what, const struct proc *p, pid_t pid,
     const char *program, const char *reason, int64_t bytes)
 {
 	struct rtprof_gecko_note *n;
@@ -191,24 +137,73 @@ proc_comm(pid_t pid, char *buf, size_t n)
 		buf[k - 1] = '\0';
 }
 
-/* /proc/PID/stat: its state letter and start time. Return: 0, -1 gone. */
-static int
-proc_stat(pid_t pid, char *state, unsigned long long *start)
+void
+rec_proc_name(pid_t pid, char *buf, size_t n)
 {
-	char path[64], buf[1024], *p;
+	char path[64], raw[512];
+	ssize_t k;
+	size_t o = 0;
+	int fd;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	k = read(fd, raw, sizeof(raw) - 1);
+	close(fd);
+	if (k <= 0)
+		return;
+	raw[k] = '\0';
+	/* argv[0]'s base name, then the arguments, spaces between. */
+	for (ssize_t i = 0; i < k && o + 1 < n; i++) {
+		if (i == 0) {
+			const char *b = strrchr(raw, '/');
+
+			if (b != NULL && (ssize_t)(b - raw) < k) {
+				i = b + 1 - raw;
+				if (i >= k)
+					break;
+			}
+		}
+		buf[o++] = raw[i] == '\0' ? ' ' : raw[i];
+	}
+	while (o > 0 && buf[o - 1] == ' ')
+		o--;
+	buf[o] = '\0';
+	if (o + 1 == n && n > 4)
+		memcpy(buf + n - 4, "...", 4);
+}
+
+/* /proc/PID/stat into @buf. Return: the ") " before field 3 (the last
+ * ')': comm may hold anything), NULL gone. */
+static char *
+stat_fields(pid_t pid, char *buf, size_t n)
+{
+	char path[64], *p;
 	ssize_t k;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	k = read(fd, buf, sizeof(buf) - 1);
+		return NULL;
+	k = read(fd, buf, n - 1);
 	close(fd);
 	if (k <= 0)
-		return -1;
+		return NULL;
 	buf[k] = '\0';
-	/* "pid (comm) S ppid ...": comm may hold anything; the last ')'. */
 	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return NULL;
+	return p;
+}
+
+/* /proc/PID/stat: its state letter and start time. Return: 0, -1 gone. */
+static int
+proc_stat(pid_t pid, char *state, unsigned long long *start)
+{
+	char buf[2048], *p;
+
+	/* "pid (comm) S ppid ...": comm may hold anything; the last ')'. */
+	if ((p = stat_fields(pid, buf, sizeof(buf))) == NULL)
 		return -1;
 	*state = p[2];
 	p += 3;                 /* the space before field 4, ppid */
@@ -233,8 +228,8 @@ proc_path(const char *dump, int pid, int k, char *buf, size_t n)
 }
 
 /* A new process: pipe @in to the file @out. */
-static struct proc *
-proc_add(struct rec *r, const char *path, int in, int out, pid_t pid)
+struct proc *
+rec_proc_add(struct rec *r, const char *path, int in, int out, pid_t pid)
 {
 	struct proc *p = &r->p[r->n];
 	char st;
@@ -246,7 +241,9 @@ proc_add(struct rec *r, const char *path, int in, int out, pid_t pid)
 	p->out = out;
 	p->pid = pid;
 	p->last_data_ns = wall_ns();
-	proc_comm(pid, p->comm, sizeof(p->comm));
+	rec_proc_name(pid, p->comm, sizeof(p->comm));
+	if (p->comm[0] == '\0')
+		proc_comm(pid, p->comm, sizeof(p->comm));
 	if (proc_stat(pid, &st, &p->start) != 0)
 		p->start = 0;
 	fcntl(in, F_SETFL, O_NONBLOCK);
@@ -275,7 +272,7 @@ put(struct rec *r, struct proc *p, const unsigned char *b, size_t n)
 			    "%s; the rest of the process's data is dropped",
 			    strerror(w < 0 ? errno : EIO));
 			fprintf(stderr, PROG ": %s: %s\n", p->path, why);
-			note(r, "dump cut", p, 0, NULL, why,
+			rec_note(r, "dump cut", p, 0, NULL, why,
 			    (int64_t)p->bytes);
 			p->cut = true;
 			p->dropped += n;
@@ -301,14 +298,14 @@ cut(struct rec *r, struct proc *p, uint64_t need)
 		snprintf(why, sizeof(why), "%" PRIu64 " bytes written: a "
 		    "frame of %" PRIu64 " more would pass the cap",
 		    r->committed, need);
-		note(r, "total byte cap reached", p, 0, NULL, why,
+		rec_note(r, "total byte cap reached", p, 0, NULL, why,
 		    (int64_t)r->max_total);
 	}
 	snprintf(why, sizeof(why), "the total byte cap (%" PRIu64 ") was "
 	    "reached: the dump ends after %" PRIu64 " bytes (whole frames); "
 	    "what the process wrote after is dropped", r->max_total,
 	    p->bytes);
-	note(r, "dump cut by the total byte cap", p, 0, NULL, why,
+	rec_note(r, "dump cut by the total byte cap", p, 0, NULL, why,
 	    (int64_t)p->bytes);
 	p->cut = true;
 }
@@ -325,7 +322,7 @@ cut_proc(struct rec *r, struct proc *p, uint64_t need)
 	    "frame of %" PRIu64 " more would pass it); what the process "
 	    "wrote after is dropped", r->max_bytes, p->bytes, need);
 	fprintf(stderr, PROG ": %s: %s\n", p->path, why);
-	note(r, "dump cut by the per-process byte cap", p, 0, NULL, why,
+	rec_note(r, "dump cut by the per-process byte cap", p, 0, NULL, why,
 	    (int64_t)r->max_bytes);
 	p->cut = true;
 }
@@ -426,6 +423,75 @@ feed(struct rec *r, struct proc *p, const unsigned char *b, size_t n)
 	}
 }
 
+void
+rec_status_text(int status, char *buf, size_t n)
+{
+	if (WIFEXITED(status)) {
+		snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
+	} else if (WIFSIGNALED(status)) {
+		const char *abbr = sigabbrev_np(WTERMSIG(status));
+
+		snprintf(buf, n, "killed by SIG%s (signal %d)%s",
+		    abbr != NULL ? abbr : "?", WTERMSIG(status),
+		    WCOREDUMP(status) ? ", core dumped" : "");
+	} else {
+		snprintf(buf, n, "ended (wait status 0x%x)", status);
+	}
+}
+
+/* /proc/PID/stat field 52, exit_code: readable while the process is a
+ * zombie. Return: 0 and the wait status, -1 not a zombie (yet) or gone. */
+static int
+zombie_status(pid_t pid, unsigned long long start, int *status)
+{
+	char buf[2048], *q;
+	unsigned long long st0 = 0;
+
+	if ((q = stat_fields(pid, buf, sizeof(buf))) == NULL || q[2] != 'Z')
+		return -1;
+	/* Fields 3.. after ") ": field 22 starttime, field 52 exit_code. */
+	q += 2;
+	for (int f = 3; f < 52 && q != NULL; f++) {
+		if (f == 22)
+			st0 = strtoull(q, NULL, 10);
+		if ((q = strchr(q, ' ')) != NULL)
+			q++;
+	}
+	if (q == NULL || (start != 0 && st0 != start))
+		return -1;
+	*status = atoi(q);
+	return 0;
+}
+
+/*
+ * What ended @p, as exactly as the launcher can know it: CMD's wait
+ * status; another process's exit code while it is a zombie (its pipe
+ * ends a moment before: looked for up to 20 ms); else unknown (its
+ * parent reaped it first).
+ */
+static void
+end_text(struct rec *r, const struct proc *p, char *buf, size_t n)
+{
+	int status;
+
+	if (p == &r->p[0] && r->cmd_done) {
+		rec_status_text(r->cmd_status, buf, n);
+		return;
+	}
+	for (int i = 0; i < 40; i++) {
+		struct timespec ms = { 0, 500000 };
+
+		if (zombie_status(p->pid, p->start, &status) == 0) {
+			rec_status_text(status, buf, n);
+			return;
+		}
+		nanosleep(&ms, NULL);
+	}
+	snprintf(buf, n, "its exit status is unknown (reaped by its parent "
+	    "first, or still running with its dump descriptor closed: a "
+	    "lost sink)");
+}
+
 /*
  * @p's pipe ended. A process that died without finishing its dump (killed,
  * crashed) may have stopped in the middle of a frame: the partial frame is
@@ -437,7 +503,7 @@ static void
 ended(struct rec *r, struct proc *p)
 {
 	uint64_t part = 0;
-	char why[300];
+	char why[400], how[160];
 
 	if (p->raw || p->bytes == 0 || p->cut)
 		return;         /* a cut dump ends at whole frames, said so */
@@ -455,13 +521,14 @@ ended(struct rec *r, struct proc *p)
 	p->hlen = 0;
 	if (p->trailer && part == 0)
 		return;
+	end_text(r, p, how, sizeof(how));
 	snprintf(why, sizeof(why), "the process ended without finishing its "
-	    "dump (killed, e.g. by SIGKILL, or crashed): %s; the dump ends at "
-	    "its last complete frame, after %" PRIu64 " bytes (%" PRIu64
-	    " bytes of a partial frame dropped)", p->trailer ? "its last "
-	    "frame is incomplete" : "no trailer", p->bytes, part);
+	    "dump: %s; %s; the dump ends at its last complete frame, after %"
+	    PRIu64 " bytes (%" PRIu64 " bytes of a partial frame dropped)",
+	    how, p->trailer ? "its last frame is incomplete" : "no trailer",
+	    p->bytes, part);
 	fprintf(stderr, PROG ": %s: %s\n", p->path, why);
-	note(r, "dump truncated", p, 0, NULL, why, (int64_t)p->bytes);
+	rec_note(r, "dump truncated", p, 0, NULL, why, (int64_t)p->bytes);
 }
 
 /* What is in @p's pipe now (bounded: the other pipes get their turn). */
@@ -532,7 +599,7 @@ serve(int lfd, struct rec *r)
 			if (cap ? r->refused_cap++ == 0 : r->refused++ == 0)
 				fprintf(stderr, PROG ": %s: pid %d and later "
 				    "processes are not recorded\n", why, pid);
-			note(r, "process not recorded", NULL, pid, comm, why,
+			rec_note(r, "process not recorded", NULL, pid, comm, why,
 			    -1);
 			close(c);
 			continue;
@@ -559,7 +626,7 @@ serve(int lfd, struct rec *r)
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(cm), &pfd[1], sizeof(int));
 		if (sendmsg(c, &mh, MSG_NOSIGNAL) != 1 ||
-		    proc_add(r, path, pfd[0], fd, pid) == NULL) {
+		    rec_proc_add(r, path, pfd[0], fd, pid) == NULL) {
 			close(pfd[0]);
 			close(fd);
 			unlink(path);
@@ -577,8 +644,8 @@ serve(int lfd, struct rec *r)
  * small machine); a pipe holds PIPE_BYTES meanwhile, and a writer that
  * fills it waits for the next round (its write timeout is seconds).
  */
-static void
-run_once(int lfd, struct rec *r, int ms)
+void
+rec_run_once(int lfd, struct rec *r, int ms)
 {
 	struct pollfd pf = { lfd, POLLIN, 0 };
 
@@ -589,8 +656,8 @@ run_once(int lfd, struct rec *r, int ms)
 			pump(r, &r->p[i]);
 }
 
-static int
-open_pipes(const struct rec *r)
+int
+rec_open_pipes(const struct rec *r)
 {
 	int k = 0;
 
@@ -603,8 +670,8 @@ open_pipes(const struct rec *r)
  * Gathering gave up on the dumps still open: say which process, why and
  * when, on stderr and in the profile.
  */
-static void
-give_up(struct rec *r)
+void
+rec_give_up(struct rec *r)
 {
 	int64_t now = wall_ns();
 
@@ -628,7 +695,7 @@ give_up(struct rec *r)
 			    "(inherited by a process it started?); no data "
 			    "for %.1f s", idle_s);
 		} else {
-			proc_comm(p->pid, comm, sizeof(comm));
+			rec_proc_name(p->pid, comm, sizeof(comm));
 			if (comm[0] != '\0')
 				snprintf(p->comm, sizeof(p->comm), "%s", comm);
 			switch (st) {
@@ -661,7 +728,7 @@ give_up(struct rec *r)
 		fprintf(stderr, PROG ": gave up waiting for pid %d (%s): %s; "
 		    "its dump %s ends here\n", (int)p->pid, p->comm[0] ?
 		    p->comm : "?", why, p->path);
-		note(r, "gave up waiting for the process", p, 0, NULL, why,
+		rec_note(r, "gave up waiting for the process", p, 0, NULL, why,
 		    (int64_t)p->bytes);
 		close(p->in);
 		p->in = -1;
@@ -670,100 +737,6 @@ give_up(struct rec *r)
 			p->out = -1;
 		}
 	}
-}
-
-static void
-forward(int sig)
-{
-	if (child_pid > 0)
-		kill((pid_t)child_pid, sig);
-}
-
-void
-record_usage(FILE *f)
-{
-	fprintf(f,
-	    "usage: rtprof record [-o OUT] [--interval MS] [--memory MIB]\n"
-	    "                     [--max-bytes N] [--max-total-bytes N]\n"
-	    "                     [--block-threshold US] [--max-processes N]\n"
-	    "                     -- CMD [ARGS...]\n"
-	    "Run CMD with rtprof preloaded: its main thread and every thread\n"
-	    "it creates are sampled, calls that block are timed, and every\n"
-	    "program it starts is followed; the dumps become one Firefox\n"
-	    "Profiler profile.\n"
-	    "  -o OUT          the profile (default CMD.json.gz); the dumps are\n"
-	    "                  kept next to it as OUT with .rtprof\n"
-	    "  --interval MS   sampling interval, 0.1 to 1000 ms (1)\n"
-	    "  --memory MIB    rtprof's chunk memory in each process (32)\n"
-	    "  --max-bytes N   cap on each process's dump (none)\n"
-	    "  --max-total-bytes N\n"
-	    "                  cap on all dumps together: past it dumps end\n"
-	    "                  and later processes are not recorded (none)\n"
-	    "  --max-processes N\n"
-	    "                  record at most N processes, CMD included; later\n"
-	    "                  ones run unrecorded, and the profile says so\n"
-	    "                  (64, the most)\n"
-	    "  --block-threshold US\n"
-	    "                  a blocking call of at least US microseconds\n"
-	    "                  carries the stack where it blocked (100;\n"
-	    "                  \"off\": never)\n"
-	    "Exit status: the program's (128 + N when killed by signal N);\n"
-	    "2 when rtprof could not run it.\n");
-}
-
-/* The preload library: next to this executable (a build tree), else the
- * installed one. */
-static void
-preload_path(char *out, size_t n)
-{
-	char exe[PATH_MAX];
-	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (k > 0) {
-		char *slash;
-
-		exe[k] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash != NULL) {
-			struct stat st;
-
-			snprintf(out, n, "%.*s/librtprof-preload.so",
-			    (int)(slash - exe), exe);
-			if (stat(out, &st) == 0)
-				return;
-		}
-	}
-	snprintf(out, n, "%s", RTPROF_PRELOAD_INSTALLED);
-}
-
-/* OUT with its .json.gz / .json suffix replaced by .rtprof. */
-static void
-dump_path(const char *out, char *buf, size_t n)
-{
-	size_t len = strlen(out);
-
-	if (len > 8 && strcmp(out + len - 8, ".json.gz") == 0)
-		len -= 8;
-	else if (len > 5 && strcmp(out + len - 5, ".json") == 0)
-		len -= 5;
-	snprintf(buf, n, "%.*s.rtprof", (int)len, out);
-}
-
-static int
-open_out(void *ctx)
-{
-	return ((struct tool_out *)ctx)->fd < 0;
-}
-
-/* A byte count: a non-negative integer (decimal, 0x hex). */
-static bool
-parse_bytes(const char *s, uint64_t *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return errno == 0 && end != s && *end == '\0' && s[0] != '-';
 }
 
 static void
@@ -778,7 +751,7 @@ notes_free(struct rec *r)
 	r->nnotes = 0;
 }
 
-static void
+void
 rec_free(struct rec *r)
 {
 	for (int i = 0; i < r->n; i++) {
@@ -792,375 +765,3 @@ rec_free(struct rec *r)
 	free(r);
 }
 
-/* Context: main thread. Return: the exit status. */
-int
-cmd_record(int argc, char **argv)
-{
-	char def_out[PATH_MAX], dump[PATH_MAX], pre[PATH_MAX], env[64];
-	char sdir[] = "/tmp/rtprof-record-XXXXXX", spath[64];
-	struct sockaddr_un sa_un;
-	struct rec *r;
-	char **dumps;
-	int lfd, quiet_rounds, ndumps;
-	const char *out = NULL, *interval = NULL, *memory = NULL, *maxb = NULL;
-	const char *block = NULL;
-	uint64_t max_total = 0, max_bytes = 0;
-	long max_procs = RECORD_MAX_PROCS;
-	double us;
-	struct sigaction sa;
-	struct tool_convert_opts opts;
-	struct tool_out o = { -1, NULL };
-	struct tool_convert_sink sink = { open_out, tool_out_write, &o };
-	bool opened = false;
-	int i, fd, pfd[2], status, rc, werr = 0, code;
-	pid_t pid;
-
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			i++;
-			break;
-		} else if (strcmp(argv[i], "-h") == 0 ||
-		    strcmp(argv[i], "--help") == 0) {
-			record_usage(stdout);
-			return 0;
-		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-			out = argv[++i];
-		} else if (strcmp(argv[i], "--interval") == 0 && i + 1 < argc) {
-			char *end;
-			double ms;
-
-			interval = argv[++i];
-			ms = strtod(interval, &end);
-			if (end == interval || *end != '\0' ||
-			    !(ms >= 0.1 && ms <= 1000)) {
-				fprintf(stderr, PROG ": --interval: not a number "
-				    "of milliseconds from 0.1 to 1000: %s\n",
-				    interval);
-				return 2;
-			}
-		} else if (strcmp(argv[i], "--memory") == 0 && i + 1 < argc) {
-			/* Each process preallocates this much: at most half
-			 * of this machine's memory. */
-			uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) *
-			    (uint64_t)sysconf(_SC_PAGESIZE) >> 20;
-			unsigned long long mib;
-			char *end;
-
-			memory = argv[++i];
-			errno = 0;
-			mib = strtoull(memory, &end, 10);
-			if (*memory < '0' || *memory > '9' || *end != '\0' ||
-			    errno != 0 || mib < 1 || mib > ram / 2) {
-				fprintf(stderr, PROG ": --memory: not a number "
-				    "of MiB from 1 to %llu (half of this "
-				    "machine's memory): %s\n",
-				    (unsigned long long)(ram / 2), memory);
-				return 2;
-			}
-		} else if (strcmp(argv[i], "--max-bytes") == 0 &&
-		    i + 1 < argc) {
-			maxb = argv[++i];
-			if (!parse_bytes(maxb, &max_bytes)) {
-				fprintf(stderr, PROG ": --max-bytes: not a "
-				    "byte count: %s\n", maxb);
-				return 2;
-			}
-		} else if (strcmp(argv[i], "--max-total-bytes") == 0 &&
-		    i + 1 < argc) {
-			if (!parse_bytes(argv[++i], &max_total) ||
-			    max_total == 0) {
-				fprintf(stderr, PROG ": --max-total-bytes: not a "
-				    "byte count above 0: %s\n", argv[i]);
-				return 2;
-			}
-		} else if (strcmp(argv[i], "--max-processes") == 0 &&
-		    i + 1 < argc) {
-			char *end;
-
-			max_procs = strtol(argv[++i], &end, 10);
-			if (*argv[i] == '\0' || *end != '\0' || max_procs < 1 ||
-			    max_procs > RECORD_MAX_PROCS) {
-				fprintf(stderr, PROG ": --max-processes: not a "
-				    "number from 1 to %d: %s\n",
-				    RECORD_MAX_PROCS, argv[i]);
-				return 2;
-			}
-		} else if (strcmp(argv[i], "--block-threshold") == 0 &&
-		    i + 1 < argc) {
-			char *end;
-
-			block = argv[++i];
-			us = strtod(block, &end);
-			if (strcmp(block, "off") != 0 && (end == block ||
-			    *end != '\0' || !(us >= 0 && us < 1e12))) {
-				fprintf(stderr, PROG ": --block-threshold: not "
-				    "a number of microseconds or \"off\": %s\n",
-				    block);
-				return 2;
-			}
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, PROG ": unknown option %s\n", argv[i]);
-			record_usage(stderr);
-			return 2;
-		} else {
-			break;          /* CMD without "--" */
-		}
-	}
-	if (i >= argc) {
-		record_usage(stderr);
-		return 2;
-	}
-	if (out == NULL) {
-		const char *base = strrchr(argv[i], '/');
-
-		snprintf(def_out, sizeof(def_out), "%s.json.gz",
-		    base != NULL ? base + 1 : argv[i]);
-		out = def_out;
-	}
-	if ((r = calloc(1, sizeof(*r))) == NULL) {
-		fprintf(stderr, PROG ": out of memory\n");
-		return 2;
-	}
-	r->max_total = max_total;
-	r->max_bytes = max_bytes;
-	r->max_procs = (int)max_procs;
-	dump_path(out, dump, sizeof(dump));
-	r->dump = dump;
-	preload_path(pre, sizeof(pre));
-	fd = open(dump, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		fprintf(stderr, PROG ": %s: %s\n", dump, strerror(errno));
-		free(r);
-		return 2;
-	}
-	/* CMD's dump comes through a pipe too: the launcher counts bytes. */
-	if (pipe2(pfd, O_CLOEXEC) != 0) {
-		fprintf(stderr, PROG ": pipe: %s\n", strerror(errno));
-		close(fd);
-		free(r);
-		return 2;
-	}
-
-	/* The socket on which the processes CMD starts ask for a dump. */
-	if (mkdtemp(sdir) == NULL) {
-		fprintf(stderr, PROG ": %s: %s\n", sdir, strerror(errno));
-		close(fd);
-		close(pfd[0]);
-		close(pfd[1]);
-		free(r);
-		return 2;
-	}
-	snprintf(spath, sizeof(spath), "%s/sock", sdir);
-	memset(&sa_un, 0, sizeof(sa_un));
-	sa_un.sun_family = AF_UNIX;
-	memcpy(sa_un.sun_path, spath, strlen(spath) + 1);  /* < 64 bytes */
-	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa_un,
-	    sizeof(sa_un)) != 0 || listen(lfd, 64) != 0) {
-		fprintf(stderr, PROG ": %s: %s\n", spath, strerror(errno));
-		close(fd);
-		close(pfd[0]);
-		close(pfd[1]);
-		rmdir(sdir);
-		free(r);
-		return 2;
-	}
-
-	rtprof_record_say_sampling(PROG);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = forward;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, PROG ": fork: %s\n", strerror(errno));
-		close(fd);
-		close(pfd[0]);
-		close(pfd[1]);
-		free(r);
-		return 2;
-	}
-	if (pid == 0) {
-		const char *old = getenv("LD_PRELOAD");
-		char *ld;
-
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		/* Not close-on-exec: the program inherits it (and keeps it:
-		 * the library makes it close-on-exec for what it starts). */
-		fcntl(pfd[1], F_SETFD, 0);
-		snprintf(env, sizeof(env), "%d", pfd[1]);
-		setenv("RTPROF_FD", env, 1);
-		setenv("RTPROF_SOCK", spath, 1);
-		if (interval != NULL) {
-			snprintf(env, sizeof(env), "%.0f",
-			    strtod(interval, NULL) * 1000.0);
-			setenv("RTPROF_SAMPLE_US", env, 1);
-		}
-		if (memory != NULL) {
-			snprintf(env, sizeof(env), "%llu",
-			    strtoull(memory, NULL, 10) << 20);
-			setenv("RTPROF_MEMORY", env, 1);
-		}
-		if (maxb != NULL)
-			setenv("RTPROF_MAX_BYTES", maxb, 1);
-		if (block != NULL)
-			setenv("RTPROF_BLOCK_THRESHOLD_US", block, 1);
-		if (old != NULL && old[0] != '\0' &&
-		    (ld = malloc(strlen(pre) + strlen(old) + 2)) != NULL) {
-			sprintf(ld, "%s:%s", pre, old);
-			setenv("LD_PRELOAD", ld, 1);
-		} else {
-			setenv("LD_PRELOAD", pre, 1);
-		}
-		execvp(argv[i], argv + i);
-		fprintf(stderr, PROG ": %s: %s\n", argv[i], strerror(errno));
-		_exit(127);
-	}
-	child_pid = pid;
-	close(pfd[1]);
-	if (proc_add(r, dump, pfd[0], fd, pid) == NULL) {
-		fprintf(stderr, PROG ": out of memory\n");
-		close(pfd[0]);
-		close(fd);
-	} else {
-		const char *base = strrchr(argv[i], '/');
-
-		snprintf(r->p[0].comm, sizeof(r->p[0].comm), "%s",
-		    base != NULL ? base + 1 : argv[i]);
-	}
-	for (;;) {
-		pid_t w;
-
-		run_once(lfd, r, PUMP_MS);
-		w = waitpid(pid, &status, WNOHANG);
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			fprintf(stderr, PROG ": waitpid: %s\n", strerror(errno));
-			rec_free(r);
-			return 2;
-		}
-	}
-	child_pid = 0;
-	/*
-	 * Gathering: the processes CMD started may still be writing. Copy
-	 * while any dump grows; done when every pipe is closed (after one
-	 * quiet round when there were other processes: an exec'ing one asks
-	 * again a moment later); given up after QUIET_ROUNDS without a byte.
-	 */
-	for (quiet_rounds = 0; quiet_rounds < QUIET_ROUNDS;) {
-		uint64_t before = r->progress;
-		int64_t end = wall_ns() + (int64_t)ROUND_MS * 1000000;
-
-		while (wall_ns() < end) {
-			if (open_pipes(r) == 0 && (r->n == 1 ||
-			    quiet_rounds > 0))
-				goto gathered;
-			run_once(lfd, r, PUMP_MS);
-		}
-		quiet_rounds = r->progress != before ? 0 : quiet_rounds + 1;
-	}
-gathered:
-	give_up(r);
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
-	close(lfd);
-	unlink(spath);
-	rmdir(sdir);
-	code = WIFEXITED(status) ? WEXITSTATUS(status) :
-	    WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 2;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 &&
-	    r->p[0].bytes == 0) {
-		/* exec failed (message printed by the child): no dump. */
-		unlink(dump);
-		rec_free(r);
-		return 127;
-	}
-
-	/* Convert: a killed program's dump converts up to its last frame;
-	 * a dump that got no byte (cut at once, died first) is left out. */
-	if (tool_convert_opts_init(&opts, PROG, 0) != 0) {
-		rec_free(r);
-		return 2;
-	}
-	dumps = calloc((size_t)r->n + 1, sizeof(*dumps));
-	if (dumps == NULL) {
-		tool_convert_opts_free(&opts);
-		rec_free(r);
-		return 2;
-	}
-	ndumps = 0;
-	for (int k = 0; k < r->n; k++) {
-		if (r->p[k].bytes != 0) {
-			dumps[ndumps++] = r->p[k].path;
-			continue;
-		}
-		note(r, "dump left out: no data", &r->p[k], 0, NULL,
-		    r->p[k].cut ? "cut by the total byte cap before its "
-		    "first frame" : "the process wrote nothing", 0);
-		unlink(r->p[k].path);
-	}
-	if (ndumps == 0) {
-		fprintf(stderr, PROG ": no data was recorded: no profile\n");
-		free(dumps);
-		tool_convert_opts_free(&opts);
-		rec_free(r);
-		return code != 0 ? code : 2;
-	}
-	if (r->max_total != 0) {
-		char why[96];
-
-		snprintf(why, sizeof(why), "%" PRIu64 " bytes written in "
-		    "%d dump(s)", r->committed, ndumps);
-		note(r, r->cap_reached ? "total byte cap: reached" :
-		    "total byte cap: not reached", NULL, 0, NULL, why,
-		    (int64_t)r->max_total);
-	}
-	opts.notes = r->notes;
-	opts.nnotes = r->nnotes;
-	o.fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (o.fd < 0) {
-		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
-		free(dumps);
-		tool_convert_opts_free(&opts);
-		rec_free(r);
-		return 2;
-	}
-	if (strlen(out) > 3 && strcmp(out + strlen(out) - 3, ".gz") == 0) {
-		o.gz = gzdopen(dup(o.fd), "wb6");
-		if (o.gz == NULL) {
-			fprintf(stderr, PROG ": %s: cannot compress\n", out);
-			close(o.fd);
-			free(dumps);
-			tool_convert_opts_free(&opts);
-			rec_free(r);
-			return 2;
-		}
-	}
-	rc = tool_convert(PROG, dumps, ndumps, &opts, false, isatty(2) != 0,
-	    &sink, &opened, &werr);
-	free(dumps);
-	if (o.gz != NULL && gzclose(o.gz) != Z_OK && rc == 0)
-		rc = 2;
-	if (close(o.fd) != 0 && rc == 0)
-		rc = 2;
-	tool_convert_opts_free(&opts);
-	if (rc == 2) {
-		if (werr != 0)
-			fprintf(stderr, PROG ": %s: %s\n", out, strerror(-werr));
-		unlink(out);
-		fprintf(stderr, PROG ": no profile; the dump is %s\n", dump);
-		rec_free(r);
-		return code != 0 ? code : 2;
-	}
-	fprintf(stderr, PROG ": wrote %s (%d process%s; dump %s%s); open it "
-	    "with `rtprof view %s` or at https://profiler.firefox.com\n", out,
-	    ndumps, ndumps > 1 ? "es" : "", dump, ndumps > 1 ? " and others "
-	    "next to it" : "", out);
-	rec_free(r);
-	return code;
-}

@@ -1,6 +1,8 @@
 #!/bin/sh
 # test_install: install rtprof into a temporary prefix, then build a consumer
-# with find_package(rtprof) and another with pkg-config, and run both.
+# with find_package(rtprof) and another with pkg-config, and run both; the
+# prefix's bin/rtprof record profiles a program, and exits 2 without
+# running it when its preload library is gone.
 set -eu
 src=$1 build=$2 work=$3
 rm -rf "$work"
@@ -23,4 +25,19 @@ cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags rtprof) \
 	"$src/tests/install/consumer/consumer.c" $(pkg-config --libs rtprof) \
 	-o "$work/pkgconfig-consumer"
 LD_LIBRARY_PATH="$libdir" "$work/pkgconfig-consumer"
+# The installed rtprof finds its preload library from where it is (the
+# prefix given at install time, not the one configured): a program is
+# profiled. Without the library it refuses before running the program.
+"$work/prefix/bin/rtprof" record -o "$work/gz.json.gz" -- \
+	sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; touch '"$work/ran1"
+test -s "$work/gz.json.gz"
+test -f "$work/ran1"
+mv "$libdir/librtprof-preload.so" "$work/moved.so"
+rc=0
+"$work/prefix/bin/rtprof" record -o "$work/none.json.gz" -- \
+	touch "$work/ran2" 2>"$work/none.err" || rc=$?
+mv "$work/moved.so" "$libdir/librtprof-preload.so"
+test "$rc" -eq 2
+test ! -e "$work/ran2"
+grep -q "RTPROF_PRELOAD" "$work/none.err"
 echo "test_install: ok"
