@@ -120,6 +120,25 @@ def mdur(m):
     return m["end"] - m["start"]
 
 
+def child_cpu(pid):
+    """CPU seconds used by the children of process `pid` (/proc)."""
+    total = 0.0
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = [int(x) for x in f.read().split()]
+    except OSError:
+        return 0.0
+    for k in kids:
+        try:
+            with open(f"/proc/{k}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf(
+                "SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
 def sample_times(th):
     col = th["samples"]["schema"]["time"]
     return [row[col] for row in th["samples"]["data"]]
@@ -779,7 +798,12 @@ wait $a $b
         pr = subprocess.Popen([RTPROF, "record", "-o", out_i, "--", TARGET],
                               stderr=subprocess.PIPE)
         started(os.path.join(DIR, name + ".rtprof"))
+        # 0.3 s, and on a loaded machine until the program has used
+        # 0.4 s of CPU (its crunchers' samples come per CPU time).
         time.sleep(0.3)
+        deadline = time.monotonic() + 10
+        while child_cpu(pr.pid) < 0.4 and time.monotonic() < deadline:
+            time.sleep(0.05)
         pr.send_signal(sig)
         err = pr.communicate(timeout=60)[1].decode()
         what = signal.Signals(sig).name

@@ -426,7 +426,9 @@ test_starved(void)
 	if (atomic_load(&hog_fifo) > 0 && getenv("RTPROF_TEST_TSAN") == NULL) {
 		RTPROF_CHECK_GT(held, STARVE_CYCLES / 2);
 		RTPROF_CHECK(S.perf || discarded > 0);
-		RTPROF_CHECK_GT(native2, STARVE_CYCLES / 4);
+		/* A quarter of the second half (half of it on an idle
+		 * machine; 0 if the slots were not freed). */
+		RTPROF_CHECK_GE(native2, STARVE_CYCLES / 8);
 	}
 }
 
