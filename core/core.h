@@ -193,6 +193,7 @@ struct rtprof__core {
 	int forked;               /* a fork() child: no session can start */
 	int sampler_started;
 	int sampler_join;         /* threads registered: open their events */
+	uint32_t sampler_ticked;  /* the generation of its last tick */
 	pthread_t sampler;
 	pthread_cond_t sampler_cv; /* CLOCK_MONOTONIC; session changes wake it */
 
@@ -282,6 +283,8 @@ int rtprof__sampler_ensure(const rtprof_lock *lk);
 void rtprof__sampler_kick(const rtprof_lock *lk);
 void rtprof__sampler_forget(const rtprof_lock *lk, struct rtprof__thread *th);
 void rtprof__sampler_join(const rtprof_lock *lk, struct rtprof__thread *th);
+void rtprof__sampler_await(const rtprof_lock *lk,
+    const struct rtprof__session *s);
 
 /* sample_perf.c: the perf-event path. Context: lock held (detach: the
  * sampler or the thread unregistering; fork_child: the fork child alone). */

@@ -580,6 +580,22 @@ wants_perf(const struct rtprof__thread *th)
 	    ck_pr_load_uint(&th->label_seq.sequence) == 0;
 }
 
+/* Does this process sample with perf events? Context: lock held. */
+int
+rtprof__perf_usable(const rtprof_lock *lk)
+{
+	(void)lk;
+	return P.decided && P.usable;
+}
+
+/* Will @th be sampled with perf events? Context: lock held. */
+int
+rtprof__perf_wanted(const rtprof_lock *lk, const struct rtprof__thread *th)
+{
+	(void)lk;
+	return P.decided && P.usable && wants_perf(th);
+}
+
 /*
  * rtprof__perf_attach - a new session samples @th: open its events when
  * the perf path is usable and fits the thread. Return: 1 on the perf
@@ -592,7 +608,6 @@ rtprof__perf_attach(const rtprof_lock *lk, struct rtprof__thread *th,
 	struct rtprof__perf *p;
 	uint64_t w;
 
-	(void)lk;
 	if (!P.decided)
 		decide();
 	if (!P.usable || !wants_perf(th) || th->s_perf != NULL)
@@ -607,6 +622,8 @@ rtprof__perf_attach(const rtprof_lock *lk, struct rtprof__thread *th,
 		return 0;
 	}
 	P.opened++;
+	/* Its ring is the profiler's memory too (locked by the kernel). */
+	rtprof__core_get(lk)->memory += p->map_len + sizeof(*p);
 	p->open_mono = rtprof__mono_ns();
 	p->open_cpu = rtprof__cpu_ns(th);
 	p->state = PS_UNKNOWN;
@@ -655,17 +672,19 @@ rtprof__perf_detach(const rtprof_lock *lk, struct rtprof__thread *th)
 	P.orphans = p;
 }
 
-/* Drain and close the orphans. @keep 0: the session is over, no drain. */
+/* Drain and close the orphans. @drain_them 0: the session is over, no
+ * drain. */
 void
 rtprof__perf_orphans(const rtprof_lock *lk, int drain_them)
 {
+	struct rtprof__core *c = rtprof__core_get(lk);
 	struct rtprof__perf *p;
 
-	(void)lk;
 	while ((p = P.orphans) != NULL) {
 		P.orphans = p->next;
 		if (drain_them)
 			drain(p);
+		c->memory -= p->map_len + sizeof(*p);
 		perf_free(p);
 	}
 }

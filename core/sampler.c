@@ -60,6 +60,8 @@ static uint64_t rss_mono;       /* when RSS was last read (MONOTONIC ns) */
 /* The tick period when the kernel samples every thread (perf events):
  * its rings hold the samples meanwhile (core/sample_perf.c). */
 #define BATCH_NS 10000000
+/* How long a registering thread waits for its perf events. */
+#define JOIN_WAIT_MS 50
 
 /* @th's first tick in session @gen. Context: sampler thread, lock held. */
 static void
@@ -231,6 +233,57 @@ tick(const rtprof_lock *lk, uint32_t gen, uint64_t t_lock0, uint64_t m_lock0,
 	return fine;
 }
 
+/* The done_cv deadline JOIN_WAIT_MS from now (CLOCK_REALTIME). */
+static void
+join_deadline(struct timespec *dl)
+{
+	clock_gettime(CLOCK_REALTIME, dl);      /* done_cv's clock */
+	dl->tv_nsec += JOIN_WAIT_MS * 1000000L;
+	if (dl->tv_nsec >= 1000000000L) {
+		dl->tv_sec++;
+		dl->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Wait until the sampler tried @th's perf events, at most JOIN_WAIT_MS.
+ * Context: @th registering, lock held (released while waiting). */
+static void
+join_wait(const rtprof_lock *lk, struct rtprof__thread *th,
+    const struct rtprof__session *s)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+	struct timespec dl;
+
+	join_deadline(&dl);
+	while (th->s_perf_gen != s->gen && c->running == s &&
+	    pthread_cond_timedwait(&c->done_cv, &c->mu, &dl) == 0)
+		;
+}
+
+/*
+ * rtprof__sampler_await - a session that samples with perf events just
+ * started: wait (at most JOIN_WAIT_MS) for the sampler's first tick, which
+ * opens the registered threads' events, so that what they do from the
+ * moment the start returns is sampled (a thread going to sleep at once
+ * included: its stack is taken as it goes off CPU).
+ * Context: the control thread starting @s, lock held (released while
+ * waiting).
+ */
+void
+rtprof__sampler_await(const rtprof_lock *lk, const struct rtprof__session *s)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+	struct timespec dl;
+
+	if (!c->sampler_started || !rtprof__perf_usable(lk) ||
+	    s->set.sample_interval_us == RTPROF_SAMPLING_OFF)
+		return;
+	join_deadline(&dl);
+	while (c->sampler_ticked != s->gen && c->running == s &&
+	    pthread_cond_timedwait(&c->done_cv, &c->mu, &dl) == 0)
+		;
+}
+
 /*
  * rtprof__sampler_join - @th registers while a session samples: its
  * sampling starts now (the sampler wakes to open its perf events, so a
@@ -247,11 +300,15 @@ rtprof__sampler_join(const rtprof_lock *lk, struct rtprof__thread *th)
 	    s->set.sample_interval_us == RTPROF_SAMPLING_OFF)
 		return;
 	session_reset(lk, th, s->gen, rtprof__cpu_ns(th));
-	/* The sampler opens its events (in its own file table), now. */
+	if (!rtprof__perf_wanted(lk, th))
+		return;
+	/* The sampler opens its events (in its own file table), now; the
+	 * thread waits for that (at most JOIN_WAIT_MS), so that what it does
+	 * next, going to sleep at once included, is sampled. */
 	c->sampler_join = 1;
 	pthread_cond_signal(&c->sampler_cv);
+	join_wait(lk, th, s);
 }
-
 /* Open the events of threads that registered since the last tick.
  * Context: sampler thread, lock held. */
 static void
@@ -267,6 +324,7 @@ attach_joined(const rtprof_lock *lk, uint32_t gen, uint64_t interval_ns)
 			th->s_perf_gen = gen;
 			rtprof__perf_attach(lk, th, interval_ns);
 		}
+	pthread_cond_broadcast(&c->done_cv);    /* join_wait() */
 }
 
 /* The session stopped or paused: every thread's events closed (what they
@@ -385,6 +443,10 @@ sampler_main(void *arg)
 		/* Only threads the kernel samples: drain every BATCH_NS. */
 		step = tick(lk, gen, t_lock0, m_lock0, iv) || iv >= BATCH_NS ?
 		    iv : BATCH_NS;
+		if (c->sampler_ticked != gen) {
+			c->sampler_ticked = gen;
+			pthread_cond_broadcast(&c->done_cv); /* _await() */
+		}
 	}
 	return NULL;
 }

@@ -53,6 +53,8 @@ int rtprof__perf_attach(const rtprof_lock *lk, struct rtprof__thread *th,
 int rtprof__perf_tick(const rtprof_lock *lk, struct rtprof__thread *th,
     uint64_t now_mono, uint64_t interval_ns);
 void rtprof__perf_orphans(const rtprof_lock *lk, int drain_them);
+int rtprof__perf_wanted(const rtprof_lock *lk, const struct rtprof__thread *th);
+int rtprof__perf_usable(const rtprof_lock *lk);
 uint64_t rtprof__perf_lost(const rtprof_lock *lk);
 
 /* CPU ns used by @th so far, or -1 when its clock is gone. */

@@ -148,6 +148,7 @@ rtprof_session_start(const struct rtprof_settings *settings)
 	publish_state((uint64_t)s->gen << 2 | RTPROF__RUNNING);
 	rtprof__writer_kick(lk);
 	rtprof__sampler_kick(lk);
+	rtprof__sampler_await(lk, s);
 	rtprof__unlock(lk);
 	return 0;
 }
