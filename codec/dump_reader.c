@@ -1681,8 +1681,7 @@ reader_finish(struct reader *r)
 	int rc;
 
 	while (rtprof_scanner_pending(&r->sc) > 0) {
-		r->sc.start++;
-		r->sc.offset++;
+		rtprof_scanner_drop(&r->sc);
 		if ((rc = reader_drain(r)) != 0)
 			return rc;
 	}

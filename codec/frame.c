@@ -256,6 +256,20 @@ rtprof_scanner_pending(const struct rtprof_scanner *s)
 	return s->fill - s->start;
 }
 
+static void idx_start(struct rtprof_scanner *s);
+
+void
+rtprof_scanner_drop(struct rtprof_scanner *s)
+{
+	if (s->start == s->fill)
+		return;
+	s->start++;
+	s->offset++;
+	/* The prefix CRCs start again here (they begin at the position). */
+	if (s->hunting)
+		idx_start(s);
+}
+
 /* The buffered byte at stream offset @off (>= s->offset). */
 static const unsigned char *
 at(const struct rtprof_scanner *s, uint64_t off)

@@ -124,6 +124,9 @@ int rtprof_scanner_next(struct rtprof_scanner *s, struct rtprof_frame *f);
 
 /* Bytes held that do not (yet) form a frame: a truncated tail at EOF. */
 size_t rtprof_scanner_pending(const struct rtprof_scanner *s);
+/* Drop the first held byte (end of stream: a frame that will never
+ * complete may hide intact ones behind it). */
+void rtprof_scanner_drop(struct rtprof_scanner *s);
 
 /*
  * rtprof_scanner_next_eof - rtprof_scanner_next() once the stream has

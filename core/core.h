@@ -270,6 +270,7 @@ RTPROF_API int rtprof__in_vfork_child(void);
  * own. */
 void rtprof__writer_private(const rtprof_lock *lk, int fd);
 int rtprof__files_private(int keep);
+int rtprof__fd_high(int fd);
 /* Context: the forked child, before any other thread exists. */
 void rtprof__writer_fork_child(void);
 /* session.c. Context: any non-RT thread. */

@@ -73,6 +73,7 @@ enum pstate { PS_UNKNOWN, PS_ON, PS_OFF, PS_PREEMPTED };
 struct rtprof__perf {
 	struct rtprof__perf *next;      /* orphans: the thread is gone */
 	pid_t tid;
+	uintptr_t stack_lo, stack_hi;   /* its stack, to tell a copy ended */
 	int fd, fd_cs;                  /* -1: none */
 	uint64_t id, id_cs;             /* PERF_EVENT_IOC_ID of each */
 	struct perf_event_mmap_page *meta;
@@ -187,6 +188,8 @@ perf_new(pid_t tid, uint64_t interval_ns)
 	p->fd_cs = -1;
 	rtprof__perf_attr(&a, 0, interval_ns, P.kernel);
 	p->fd = rtprof__perf_open(&a, tid);
+	if (p->fd >= 0)
+		p->fd = rtprof__fd_high(p->fd);
 	if (p->fd < 0 || ring_map(p) != 0) {
 		int e = p->fd < 0 ? errno : ENOMEM;
 
@@ -201,6 +204,7 @@ perf_new(pid_t tid, uint64_t interval_ns)
 		rtprof__perf_attr(&a, 1, interval_ns, 1);
 		p->fd_cs = rtprof__perf_open(&a, tid);
 		if (p->fd_cs >= 0) {
+			p->fd_cs = rtprof__fd_high(p->fd_cs);
 			ioctl(p->fd_cs, PERF_EVENT_IOC_ID, &p->id_cs);
 			if (ioctl(p->fd_cs, PERF_EVENT_IOC_SET_OUTPUT, p->fd) != 0) {
 				close(p->fd_cs);
@@ -311,7 +315,7 @@ emit(struct rtprof__perf *p, const struct rtprof__ucopy *uc, uint64_t mono,
 	uint64_t frames[RTPROF__MAX_NATIVE];
 	unsigned char is_label[RTPROF__MAX_NATIVE] = { 0 };
 	int trunc = 0, n = uc == NULL ? 0 : rtprof__unwind(rtprof__sampler_unw,
-	    uc, 0, 0, ips, sps, RTPROF__MAX_NATIVE, &trunc);
+	    uc, p->stack_lo, p->stack_hi, ips, sps, RTPROF__MAX_NATIVE, &trunc);
 
 	for (int i = 0; i < n; i++)
 		frames[i] = ips[n - 1 - i];
@@ -627,6 +631,8 @@ rtprof__perf_attach(const rtprof_lock *lk, struct rtprof__thread *th,
 	p->open_mono = rtprof__mono_ns();
 	p->open_cpu = rtprof__cpu_ns(th);
 	p->state = PS_UNKNOWN;
+	p->stack_lo = th->stack_lo;
+	p->stack_hi = th->stack_hi;
 	th->s_perf = p;
 	return 1;
 }

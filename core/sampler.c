@@ -252,10 +252,11 @@ join_wait(const rtprof_lock *lk, struct rtprof__thread *th,
     const struct rtprof__session *s)
 {
 	struct rtprof__core *c = rtprof__core_get(lk);
+	uint32_t gen = s->gen;  /* @s may be freed while the lock is not held */
 	struct timespec dl;
 
 	join_deadline(&dl);
-	while (th->s_perf_gen != s->gen && c->running == s &&
+	while (th->s_perf_gen != gen && c->running == s &&
 	    pthread_cond_timedwait(&c->done_cv, &c->mu, &dl) == 0)
 		;
 }
@@ -273,13 +274,14 @@ void
 rtprof__sampler_await(const rtprof_lock *lk, const struct rtprof__session *s)
 {
 	struct rtprof__core *c = rtprof__core_get(lk);
+	uint32_t gen = s->gen;  /* @s may be freed while the lock is not held */
 	struct timespec dl;
 
 	if (!c->sampler_started || !rtprof__perf_usable(lk) ||
 	    s->set.sample_interval_us == RTPROF_SAMPLING_OFF)
 		return;
 	join_deadline(&dl);
-	while (c->sampler_ticked != s->gen && c->running == s &&
+	while (c->sampler_ticked != gen && c->running == s &&
 	    pthread_cond_timedwait(&c->done_cv, &c->mu, &dl) == 0)
 		;
 }

@@ -76,6 +76,7 @@ struct rtprof__unwinder {
 	int scanned_this_tick;
 	/* The current sample. */
 	const struct rtprof__ucopy *rq;
+	int ran_out;             /* a read above the copy, in the stack */
 	uintptr_t stack_lo, stack_hi;
 };
 
@@ -361,8 +362,13 @@ access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write,
 		memcpy(valp, rq->stack + (addr - rq->sp), sizeof(*valp));
 		return 0;
 	}
-	if (addr >= u->stack_lo && addr < u->stack_hi)
-		return -UNW_EINVAL;     /* live stack outside the copy */
+	if (addr >= u->stack_lo && addr < u->stack_hi) {
+		/* Live stack outside the copy; above it: the copy ended
+		 * before the root (the stack is deeper than it). */
+		if (addr >= rq->sp + rq->stack_len)
+			u->ran_out = 1;
+		return -UNW_EINVAL;
+	}
 	if (!readable(u, addr))
 		return -UNW_EINVAL;
 	memcpy(valp, (const void *)(uintptr_t)addr, sizeof(*valp));
@@ -489,6 +495,7 @@ rtprof__unwind(struct rtprof__unwinder *u, const struct rtprof__ucopy *rq,
 	u->rq = rq;
 	u->stack_lo = stack_lo;
 	u->stack_hi = stack_hi;
+	u->ran_out = 0;
 	if (unw_init_remote(&cur, u->as, u) != 0)
 		return 0;
 	for (;;) {
@@ -510,6 +517,8 @@ rtprof__unwind(struct rtprof__unwinder *u, const struct rtprof__ucopy *rq,
 		if (unw_step(&cur) <= 0)
 			break;
 	}
+	if (u->ran_out)
+		*truncated = 1;
 	u->rq = NULL;
 	return n;
 }

@@ -51,7 +51,8 @@ void rtprof__unwinder_tick(struct rtprof__unwinder *u);
  * Frames in rtprof's own libraries (librtprof, librtprof-preload's
  * wrappers) are left out: the program's caller is the frame that counts.
  * Return: the number of frames (0 when nothing could be unwound);
- * *@truncated set when there were more than @max.
+ * *@truncated set when there were more than @max, or when the copy ended
+ * before the root (a read above it inside [@stack_lo, @stack_hi)).
  */
 int rtprof__unwind(struct rtprof__unwinder *u,
     const struct rtprof__ucopy *c, uintptr_t stack_lo,

@@ -34,6 +34,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -1662,6 +1663,29 @@ close_span(unsigned lo, unsigned hi)
 }
 
 /*
+ * rtprof__fd_high - move @fd, in the calling thread's own table, to a
+ * number in the top quarter of the descriptor limit. Return: the new
+ * number, or @fd where none is free. Context: the writer or the sampler.
+ */
+int
+rtprof__fd_high(int fd)
+{
+	struct rlimit rl;
+	int hi;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 64)
+		return fd;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)(rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > 1u << 20 ? 3 << 18 : rl.rlim_cur - rl.rlim_cur / 4));
+	if (hi < 0)
+		return fd;
+	/* The raw system call: the number is the program's in its table,
+	 * and a sanitizer's model of descriptors must not see it closed. */
+	syscall(SYS_close, fd);
+	return hi;
+}
+
+/*
  * rtprof__files_private - give the calling thread a file table of its own
  * holding only @keep (-1: nothing; stderr too in sanitizer builds).
  * Context: the writer or the sampler thread, once. Return: 1, or -1 when
@@ -1694,6 +1718,26 @@ rtprof__files_private(int keep)
 	return 1;
 }
 
+/*
+ * In its own table the writer moves the dump to a high number: the
+ * program's number for it is the program's again once it closes its copy,
+ * and nothing, ThreadSanitizer's model of descriptors included, takes the
+ * two for one. Context: writer thread, lock held.
+ */
+static void
+private_renumber(const rtprof_lock *lk)
+{
+	struct rtprof__core *c = rtprof__core_get(lk);
+	int old = c->private_fd, fd = rtprof__fd_high(old);
+
+	if (fd == old)
+		return;
+	for (struct rtprof__session *s = c->sessions; s != NULL; s = s->next)
+		if (s->set.fd == old)
+			s->set.fd = fd;
+	c->private_fd = fd;
+}
+
 /* Context: writer thread, lock held. */
 static void
 private_serve(const rtprof_lock *lk)
@@ -1703,6 +1747,8 @@ private_serve(const rtprof_lock *lk)
 	if (c->private_fd < 0 || c->private_state != 0)
 		return;
 	c->private_state = rtprof__files_private(c->private_fd);
+	if (c->private_state == 1)
+		private_renumber(lk);
 	pthread_cond_broadcast(&c->done_cv);
 }
 

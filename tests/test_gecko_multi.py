@@ -153,8 +153,10 @@ def windows():
     # values set after it (3, 5) are not there.
     q = [(m["start"], m["data"]["value"]) for m in markers(p["threads"][0])
          if m["name"] == "queue depth"]
-    check([v for _, v in q] == [0] and abs(q[0][0] - mid_a) < 1e-5,
-          f"window 1 queue depth levels {q}")
+    # (From the window's start when the gauge was known before it; a
+    # slow machine, TSan, may get the writer's first report of it later.)
+    check([v for _, v in q] == [0] and mid_a - 1e-5 < q[0][0] < mid_c,
+          f"window 1 queue depth levels {q} (window {mid_a}..{mid_c})")
     check([t["name"] for t in p["threads"]] == ["GeckoMain"],
           "window 1 threads")
     check(p["pausedRanges"] == [], "window 1 pausedRanges")

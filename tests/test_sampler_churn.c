@@ -486,7 +486,9 @@ main(void)
 	RTPROF_CHECK_EQ(shorts, SPAWNERS * PER_SPAWNER);
 	RTPROF_CHECK_EQ(D.unknown, 0);
 	RTPROF_CHECK_EQ(late, 0);
-	RTPROF_CHECK_GT(sampled, shorts / 4);
+	/* Under TSan thread start-up and the sampler are several times
+	 * slower: fewer of the short threads live through a tick. */
+	RTPROF_CHECK_GT(sampled, shorts / (getenv("RTPROF_TEST_TSAN") ? 8 : 4));
 	RTPROF_CHECK_GT(D.overhead, 100);
 	free(D.v);
 	test_starved();
