@@ -64,7 +64,7 @@
 #include "../codec/wire.h"
 
 #define PERF_STACK 16384        /* most stack bytes in a sample */
-#define RING_PAGES 64           /* data pages per thread's ring (256 KiB) */
+#define RING_PAGES 128          /* data pages per thread's ring (512 KiB) */
 #define RING_PAGES_MIN 8
 #define REC_MAX 65536           /* a record's size is a u16 */
 

@@ -59,7 +59,7 @@ static uint64_t rss_mono;       /* when RSS was last read (MONOTONIC ns) */
 #define RSS_PERIOD_NS 10000000
 /* The tick period when the kernel samples every thread (perf events):
  * its rings hold the samples meanwhile (core/sample_perf.c). */
-#define BATCH_NS 10000000
+#define BATCH_NS 5000000
 /* How long a registering thread waits for its perf events. */
 #define JOIN_WAIT_MS 50
 

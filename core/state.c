@@ -593,9 +593,11 @@ follow_child(const struct rtprof__thread *self)
 
 	if (follow_sock[0] == '\0' || self == NULL || core.forked)
 		return 0;
+	/* (The writer's own table holds it at another number: private.) */
 	for (struct rtprof__session *s = core.sessions; s != NULL;
 	    s = s->next)
-		if (s->set.fd != follow_fd)
+		if (s->set.fd != follow_fd && !(core.private_state == 1 &&
+		    s->set.fd == core.private_fd))
 			return 0;       /* a session the program started */
 	/* The writer held the descriptor in a table of its own: the child's
 	 * table (a copy of the program's) does not have it, and the number

@@ -44,7 +44,7 @@
  * Then a second, quiet session (test_regular): the sampler thread, pinned
  * to CPU 0, is held off that CPU for 50 ms by a SCHED_FIFO thread. Checks:
  * the ticks are regular (median spacing within 10% of the interval, or of
- * 10 ms when perf events sample the one thread left: the sampler only
+ * 5 ms when perf events sample the one thread left: the sampler only
  * drains their rings then) and
  * the late tick is not followed by a burst of catching-up ticks (a late
  * tick moves the grid).
@@ -1017,9 +1017,9 @@ test_regular(void)
 	close(fd);
 
 	/* Only the main thread, sampled by the kernel (perf events): the
-	 * sampler drains every 10 ms (core/sampler.c, BATCH_NS). */
+	 * sampler drains every 5 ms (core/sampler.c, BATCH_NS). */
 	if (R.perf)
-		iv = 10e-3;
+		iv = 5e-3;
 	RTPROF_CHECK_GT(R.n, 100);
 	ng = R.n - 1;
 	for (size_t i = 0; i < ng; i++) {
