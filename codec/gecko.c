@@ -3840,6 +3840,14 @@ write_gathering_log(struct gsess *g, struct json *j)
 		json_u64(j, th->dropped_full);
 		json_key(j, "droppedNested");
 		json_u64(j, th->dropped_nested);
+		if (th->flags & GECKO_THREAD_RT) {
+			json_key(j, "realTime");
+			json_bool(j, true);
+		}
+		if (th->flags & GECKO_THREAD_SAMPLER) {
+			json_key(j, "sampler");
+			json_bool(j, true);
+		}
 		if (th->nsmp != 0) {
 			json_key(j, "samples");
 			json_u64(j, th->nsmp);
