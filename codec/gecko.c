@@ -5406,6 +5406,22 @@ rtprof_gecko_sessions(const struct rtprof_gecko *g)
 	return n;
 }
 
+/* Context: the caller's thread. */
+void
+rtprof_gecko_thread_names(const struct rtprof_gecko *g,
+    void (*fn)(void *ctx, const char *name), void *ctx)
+{
+	for (size_t i = 0; i < g->nsess; i++) {
+		const struct gsess *s = g->sess[i];
+
+		if (!s->have_header)
+			continue;
+		for (size_t k = 0; k < s->nth; k++)
+			if (s->th[k].name != NULL && s->th[k].name[0] != '\0')
+				fn(ctx, s->th[k].name);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* --info                                                               */
 
@@ -5438,8 +5454,8 @@ print_session(const struct gsess *g, FILE *out)
 		if (g->have_t)
 			fprintf(out, "events from %.3f ms to %.3f ms\n",
 			    gecko_ms(g, g->first_t), gecko_ms(g, g->last_t));
-		fprintf(out, "session %s a trailer", g->have_trailer ?
-		    "ends with" : "has no");
+		fprintf(out, "session %s trailer", g->have_trailer ?
+		    "ends with a" : "has no");
 		if (g->have_trailer)
 			fprintf(out, " (stop at %.3f ms)",
 			    gecko_ms(g, g->stop_ticks));
