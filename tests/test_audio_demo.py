@@ -31,8 +31,9 @@ overrun every 0.8 s); the others cost well under the budget.
   the "audio overruns" track ends at the demo's overrun count; no sample
   of the audio thread inside a callback is Idle, and its samples in
   "reverb (heavy)" are that label's share of the thread's life within 1
-  percentage point (and there are some: each heavy block lasts 3.5
-  sampling intervals).
+  percentage point, and where the sampler ticked inside a heavy callback
+  the audio thread has a sample in it (a loaded machine may starve the
+  sampler for the whole 3.5 ms: then there is no tick to check).
 """
 
 import bisect
@@ -224,9 +225,9 @@ def check_samples(p, th, cbs, log):
         inside += 1
         check(cat != "Idle", f"an Idle sample at {t:.6f} inside the "
               f"callback {cbs[k]['start']:.6f}..{cbs[k]['end']:.6f}")
-    check(inside > 0, "no sample of the audio thread inside a callback")
     check(any(cat == "Idle" for _, cat, _ in rows),
           "no Idle sample at all: the audio thread waits between callbacks")
+    check_heavy_ticks(p, rows, cbs)
     heavy = sum(1 for _, _, names in rows if "reverb (heavy)" in names)
     heavy_ms = sum(c["heavy_ms"] for c in log["callbacks"])
     true_share = 100.0 * heavy_ms / log["thread_ms"]
@@ -237,10 +238,42 @@ def check_samples(p, th, cbs, log):
     check(abs(share - true_share) <= 1.0,
           f"reverb (heavy) in {share:.2f} % of the samples, it ran "
           f"{true_share:.2f} % of the time")
-    interval = p["meta"]["interval"]
-    check(heavy >= heavy_ms / interval / 2,
-          f"{heavy} samples in reverb (heavy), which ran {heavy_ms:.1f} ms "
-          f"at a {interval} ms interval")
+
+
+# A sampler tick this far inside a heavy callback sampled the audio thread
+# inside it too (each thread is sampled at its own instant of the tick).
+TICK_MARGIN_MS = 0.3
+
+
+def check_heavy_ticks(p, rows, cbs):
+    """Where the sampler ticked inside a heavy callback (the main thread
+    has a sample there), the audio thread has a sample in "reverb
+    (heavy)". On a loaded machine the sampler may not run at all while
+    the audio thread burns its 3.5 ms (seen: load 5 on 2 CPUs, a 3.6 ms
+    gap in every thread's samples): no tick, nothing to check."""
+    main = [th for th in p["threads"] if th["name"] == "GeckoMain"][0]
+    ticks = [r[main["samples"]["schema"]["time"]]
+             for r in main["samples"]["data"]]
+    times = [t for t, _, _ in rows]
+    seen = 0
+    for m in cbs:
+        if m["data"]["used"] < 3.0:
+            continue
+        a, b = m["start"] + TICK_MARGIN_MS, m["end"] - TICK_MARGIN_MS
+        if not any(a < t < b for t in ticks):
+            print(f"test_audio_demo: no sampler tick inside the heavy "
+                  f"callback at {m['start']:.3f} ms", file=sys.stderr)
+            continue
+        seen += 1
+        lo, hi = bisect.bisect_left(times, m["start"]), \
+            bisect.bisect_right(times, m["end"])
+        check(any("reverb (heavy)" in rows[k][2] for k in range(lo, hi)),
+              f"the sampler ticked inside the heavy callback "
+              f"{m['start']:.3f}..{m['end']:.3f} ms, but no sample of the "
+              f"audio thread there is in reverb (heavy): "
+              f"{[(rows[k][0], rows[k][2]) for k in range(lo, hi)]}")
+    print(f"test_audio_demo: {seen} heavy callbacks with a sampler tick, "
+          "each with an audio sample in reverb (heavy)", file=sys.stderr)
 
 
 def check_on_load(p, seconds):
