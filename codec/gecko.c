@@ -767,9 +767,18 @@ struct gsample {
 struct gsmp {
 	uint64_t t;
 	uint64_t cpu_ns;
-	uint32_t stack;                 /* index into gthread.rs */
+	uint32_t stack;                 /* index into gthread.rs, or GSMP_CB_* */
 	uint32_t seq;                   /* arrival order, for a stable sort */
 };
+
+/*
+ * The start and the end of an "Audio callback" interval of the thread,
+ * kept among its samples (stack GSMP_CB_BEGIN / GSMP_CB_END; not
+ * samples): read back in time order with them, they say which samples
+ * fall inside a callback, which are never Idle (write_sampled).
+ */
+#define GSMP_CB_BEGIN UINT32_MAX
+#define GSMP_CB_END (UINT32_MAX - 1)
 
 /*
  * Kinds of raw stack nodes. A native frame is a return address (looked
@@ -864,6 +873,7 @@ struct gthread {
 	uint64_t ns;
 	struct rtprof_spill_stream *smps; /* sampler samples (gsmp) */
 	uint64_t nsmp;
+	uint64_t ncb;                   /* callback intervals among smps */
 	uint64_t nsig_blocked;          /* SAMPLEs flagged SIG_BLOCKED */
 	struct grawstack *rs;           /* raw stack tree */
 	size_t nrs, rscap;
@@ -1764,10 +1774,54 @@ pend_flush(struct gsess *g, struct gthread *th)
 	return marker_spill(g, th, &th->pend);
 }
 
+/* Is @m a complete "Audio callback" interval (rtprof_audio_end)? */
+static bool
+is_audio_callback(const struct gsess *g, const struct gmark *m)
+{
+	const struct gschema *sc;
+
+	if (m->kind != RTPROF_REC_TYPED || m->phase != 1 || m->t1 < m->t0 ||
+	    g->schema == NULL)
+		return false;
+	sc = &g->schema[m->type];
+	return sc->present && sc->name != NULL &&
+	    strcmp(sc->name, "Audio callback") == 0;
+}
+
+/*
+ * An "Audio callback" interval joins @th's samples as two marks (struct
+ * gsmp, GSMP_CB_*). The start is keyed one tick early and the end one
+ * tick late, so that a sample taken at the callback's first or last tick
+ * sorts inside, whichever arrived first (records of one key keep their
+ * arrival order).
+ */
+static int
+callback_add(struct gsess *g, struct gthread *th, const struct gmark *m)
+{
+	struct gsmp s;
+
+	memset(&s, 0, sizeof(s));
+	s.t = m->t0 != 0 ? m->t0 - 1 : 0;
+	s.stack = GSMP_CB_BEGIN;
+	s.seq = g->seq++;
+	if (spill_put(g, &th->smps, sizeof(s), &s, sizeof(s)) != 0)
+		return g->err;
+	s.t = m->t1 != UINT64_MAX ? m->t1 + 1 : m->t1;
+	s.stack = GSMP_CB_END;
+	s.seq = g->seq++;
+	th->ncb++;
+	return spill_put(g, &th->smps, sizeof(s), &s, sizeof(s));
+}
+
 /* A finished marker: pending until the thread's next record. */
 static int
 marker_finish(struct gsess *g, struct gthread *th, struct gmark *m)
 {
+	if (is_audio_callback(g, m) && callback_add(g, th, m) != 0) {
+		free(m->vals);
+		m->vals = NULL;
+		return g->err;
+	}
 	if (pend_flush(g, th) != 0) {
 		free(m->vals);
 		m->vals = NULL;
@@ -3786,6 +3840,14 @@ write_gathering_log(struct gsess *g, struct json *j)
 		json_u64(j, th->dropped_full);
 		json_key(j, "droppedNested");
 		json_u64(j, th->dropped_nested);
+		if (th->flags & GECKO_THREAD_RT) {
+			json_key(j, "realTime");
+			json_bool(j, true);
+		}
+		if (th->flags & GECKO_THREAD_SAMPLER) {
+			json_key(j, "sampler");
+			json_bool(j, true);
+		}
 		if (th->nsmp != 0) {
 			json_key(j, "samples");
 			json_u64(j, th->nsmp);
@@ -4536,12 +4598,82 @@ write_smp(struct gsess *g, struct json *j, const struct otables *o,
 	json_elem(j, b, n);
 }
 
+/*
+ * Inside how many "Audio callback" intervals a thread is, its samples
+ * read back in time order (struct gsmp, GSMP_CB_* marks among them).
+ * Return: true for a mark (not a sample).
+ */
+static bool
+cb_depth_step(uint64_t *depth, const struct gsmp *s)
+{
+	if (s->stack == GSMP_CB_BEGIN) {
+		++*depth;
+		return true;
+	}
+	if (s->stack == GSMP_CB_END) {
+		if (*depth != 0)
+			--*depth;
+		return true;
+	}
+	return false;
+}
+
+/* The raw node like the Idle leaf @node but awake, if it exists. */
+static int64_t
+raw_awake_find(const struct gthread *th, uint32_t node)
+{
+	const struct grawstack *n = &th->rs[node];
+	uint8_t kind = n->kind & RAW_KIND_MASK;
+
+	return pmap_get(&th->rs_idx, n->value, (uint64_t)n->prefix1 << 24 |
+	    (uint64_t)n->epoch << 8 | kind);
+}
+
+/* Creating the awake twins of Idle samples inside callbacks. */
+struct twin_ctx {
+	struct gsess *g;
+	struct gthread *th;
+	uint64_t depth;
+};
+
+static int
+twin_record(void *ctx, const void *rec, size_t n)
+{
+	struct twin_ctx *c = ctx;
+	struct gsmp s;
+
+	(void)n;
+	memcpy(&s, rec, sizeof(s));
+	if (cb_depth_step(&c->depth, &s) || c->depth == 0 ||
+	    s.stack >= c->th->nrs || !(c->th->rs[s.stack].kind & RAW_IDLE))
+		return 0;
+	return raw_idle(c->g, c->th, s.stack, false) < 0 ? c->g->err : 0;
+}
+
+/*
+ * A sample inside an "Audio callback" interval of its thread is never
+ * Idle (the thread was in its callback, whatever its CPU said: waiting
+ * for a CPU, or sampled at the callback's first instant): the awake twin
+ * of every such Idle leaf is made before the tables are built.
+ */
+static int
+callback_twins(struct gsess *g, struct gthread *th)
+{
+	struct twin_ctx c = { .g = g, .th = th };
+
+	if (th->ncb == 0 || th->nsmp == 0)
+		return 0;
+	return spill_get(g, th->smps, twin_record, &c);
+}
+
 /* Reading a thread's sampler samples back (write_sampled). */
 struct smp_ctx {
 	struct gsess *g;
 	struct json *j;
+	const struct gthread *th;
 	const struct otables *o;
 	size_t emitted;
+	uint64_t depth;                 /* inside callbacks (cb_depth_step) */
 	bool have_before, have_first;
 	struct gsmp before, first;      /* last before the window; first */
 };
@@ -4555,6 +4687,15 @@ smp_record(void *ctx, const void *rec, size_t n)
 
 	(void)n;
 	memcpy(&s, rec, sizeof(s));
+	if (cb_depth_step(&c->depth, &s))
+		return 0;
+	if (c->depth != 0 && s.stack < c->th->nrs &&
+	    (c->th->rs[s.stack].kind & RAW_IDLE)) {
+		int64_t awake = raw_awake_find(c->th, s.stack);
+
+		if (awake >= 0)
+			s.stack = (uint32_t)awake;
+	}
 	if (!c->have_first) {
 		c->first = s;
 		c->have_first = true;
@@ -4620,7 +4761,7 @@ write_sampled(struct gsess *g, struct json *j, struct gthread *th,
 {
 	static const char *const sample_cols[] = { "stack", "time",
 	    "eventDelay", "threadCPUDelta" };
-	struct smp_ctx c = { .g = g, .j = j, .o = o };
+	struct smp_ctx c = { .g = g, .j = j, .th = th, .o = o };
 
 	json_key(j, "samples");
 	json_obj(j);
@@ -4859,6 +5000,8 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 	 * stacks and the backtraces share them.
 	 */
 	memset(&o, 0, sizeof(o));
+	if (th != NULL)
+		callback_twins(g, th);
 	if (th != NULL && th->nrs != 0)
 		tables_ok = build_tables(g, &to, th, &o) == 0;
 	json_key(j, "markers");
@@ -5263,6 +5406,22 @@ rtprof_gecko_sessions(const struct rtprof_gecko *g)
 	return n;
 }
 
+/* Context: the caller's thread. */
+void
+rtprof_gecko_thread_names(const struct rtprof_gecko *g,
+    void (*fn)(void *ctx, const char *name), void *ctx)
+{
+	for (size_t i = 0; i < g->nsess; i++) {
+		const struct gsess *s = g->sess[i];
+
+		if (!s->have_header)
+			continue;
+		for (size_t k = 0; k < s->nth; k++)
+			if (s->th[k].name != NULL && s->th[k].name[0] != '\0')
+				fn(ctx, s->th[k].name);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* --info                                                               */
 
@@ -5295,8 +5454,8 @@ print_session(const struct gsess *g, FILE *out)
 		if (g->have_t)
 			fprintf(out, "events from %.3f ms to %.3f ms\n",
 			    gecko_ms(g, g->first_t), gecko_ms(g, g->last_t));
-		fprintf(out, "session %s a trailer", g->have_trailer ?
-		    "ends with" : "has no");
+		fprintf(out, "session %s trailer", g->have_trailer ?
+		    "ends with a" : "has no");
 		if (g->have_trailer)
 			fprintf(out, " (stop at %.3f ms)",
 			    gecko_ms(g, g->stop_ticks));

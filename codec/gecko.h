@@ -158,6 +158,15 @@ void rtprof_gecko_set_progress(struct rtprof_gecko *g,
 size_t rtprof_gecko_sessions(const struct rtprof_gecko *g);
 
 /*
+ * rtprof_gecko_thread_names - call @fn with the name of every named thread
+ * of every session of @g (as recorded: what --thread matches), in session
+ * and registration order; a name may come more than once.
+ * Context: any thread, after rtprof_gecko_read_fd().
+ */
+void rtprof_gecko_thread_names(const struct rtprof_gecko *g,
+    void (*fn)(void *ctx, const char *name), void *ctx);
+
+/*
  * rtprof_gecko_writer_new - start a profile written through @write.
  * @filter: may be NULL (everything); copied by reference, must outlive
  * the writer.

@@ -6,13 +6,21 @@
  * loads files, and the main thread, each recording labels, markers and
  * counters.
  *
- *   rtprof-demo [-o FILE] [-s SECONDS]      (default: demo.rtprof, 2 s)
+ *   rtprof-demo [-o FILE] [-s SECONDS] [-l LOG]   (default: demo.rtprof, 2 s)
+ *
+ * -l LOG writes what the demo set, for tests to compare the profile with:
+ * one line per callback, in order ("callback N voices V load L jitter J
+ * heavy_ms H": the voices counter, the load and jitter counters as
+ * rtprof_audio_end/begin set them, "-" for no jitter value, and the time
+ * spent in the "reverb (heavy)" label), then "thread_ms T" (the audio
+ * thread's life) and "overruns N". Kept in memory while it runs.
  *
  * The program opens the output file and hands the descriptor to rtprof:
  * the library itself never opens a path.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,6 +39,17 @@ static atomic_int running = 1;
 static const rtprof_marker_type *load_type;
 static rtprof_counter *queue_depth, *voices;
 static rtprof_audio audio;
+
+/* What one callback set (-l): filled by the audio thread, written after. */
+struct cb_log {
+	int voices;
+	int64_t load, jitter;
+	int has_jitter;
+	uint64_t heavy_ticks;
+};
+static struct cb_log *cb_log;
+static size_t cb_log_cap, cb_log_n;
+static uint64_t audio_life_ticks;
 
 /* Busy for @us microseconds: a callback made too heavy on purpose. */
 static void
@@ -70,6 +89,54 @@ dsp(float *buf, int n, int voices_now)
 	return acc;
 }
 
+/* Callback @n set @nv voices, spent @heavy ticks in the heavy reverb. */
+static void
+log_callback(uint64_t n, int nv, uint64_t heavy)
+{
+	struct cb_log *e;
+
+	if (cb_log == NULL || n != cb_log_n || cb_log_n == cb_log_cap)
+		return;
+	e = &cb_log[cb_log_n++];
+	e->voices = nv;
+	e->load = audio.load_set;
+	e->jitter = audio.jitter_set;
+	e->has_jitter = n != 0;
+	e->heavy_ticks = heavy;
+}
+
+/* The -l file: see the top of this file. Return: 0, or -1 (said). */
+static int
+write_log(const char *path)
+{
+	double per_ms = rtprof_ticks_per_second() / 1000.0;
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL) {
+		fprintf(stderr, "rtprof-demo: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < cb_log_n; i++) {
+		const struct cb_log *e = &cb_log[i];
+
+		fprintf(f, "callback %zu voices %d load %" PRId64, i, e->voices,
+		    e->load);
+		if (e->has_jitter)
+			fprintf(f, " jitter %" PRId64, e->jitter);
+		else
+			fprintf(f, " jitter -");
+		fprintf(f, " heavy_ms %.6f\n", (double)e->heavy_ticks / per_ms);
+	}
+	fprintf(f, "thread_ms %.6f\n", (double)audio_life_ticks / per_ms);
+	fprintf(f, "overruns %" PRIu64 "\n", audio.overrun_count);
+	if (fclose(f) != 0 || cb_log_n == cb_log_cap) {
+		fprintf(stderr, "rtprof-demo: %s: %s\n", path, cb_log_n ==
+		    cb_log_cap ? "more callbacks than logged" : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static void *
 audio_thread(void *arg)
 {
@@ -77,10 +144,11 @@ audio_thread(void *arg)
 	float buf[FRAMES];
 	long period = (long)(1e9 * FRAMES / RATE);
 	double sink = 0;
-	uint64_t n = 0;
+	uint64_t n = 0, t_start;
 
 	(void)arg;
 	rtprof_thread_register("audio", RTPROF_THREAD_RT);
+	t_start = rtprof_now();
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (atomic_load_explicit(&running, memory_order_relaxed)) {
 		int nv = 4 + (int)(n % 64 == 0 ? 40 : n % 7);
@@ -97,12 +165,20 @@ audio_thread(void *arg)
 			for (int i = 0; i < FRAMES; i++)
 				buf[i] = buf[i] > 0.9f ? 0.9f : buf[i];
 		}
+		uint64_t heavy = 0;
+
 		if (n % 300 == 299) {   /* too heavy: an overrun */
-			RTPROF_LABEL_SCOPE("reverb (heavy)");
-			burn_us(3500);
+			uint64_t h0 = rtprof_now();
+
+			{
+				RTPROF_LABEL_SCOPE("reverb (heavy)");
+				burn_us(3500);
+			}
+			heavy = rtprof_now() - h0;
 		}
 		rtprof_label_pop();
 		rtprof_audio_end(&audio);
+		log_callback(n, nv, heavy);
 		if (n % 64 == 0)
 			rtprof_mark("heavy block", RTPROF_CAT_AUDIO);
 		n++;
@@ -114,6 +190,7 @@ audio_thread(void *arg)
 	}
 	if (sink == 12345.0)
 		puts("");
+	audio_life_ticks = rtprof_now() - t_start;
 	return NULL;
 }
 
@@ -160,20 +237,32 @@ main(int argc, char **argv)
 			{ "bytes", "Bytes", "bytes", RTPROF_FIELD_U64 },
 		}
 	};
-	const char *out = "demo.rtprof";
+	const char *out = "demo.rtprof", *log = NULL;
 	double seconds = 2;
 	struct rtprof_settings set;
 	pthread_t a, w;
 	int fd, opt, rc;
 
-	while ((opt = getopt(argc, argv, "o:s:h")) != -1) {
+	while ((opt = getopt(argc, argv, "o:s:l:h")) != -1) {
 		if (opt == 'o')
 			out = optarg;
 		else if (opt == 's')
 			seconds = atof(optarg);
+		else if (opt == 'l')
+			log = optarg;
 		else {
-			fprintf(stderr, "usage: %s [-o FILE] [-s SECONDS]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-o FILE] [-s SECONDS] "
+			    "[-l LOG]\n", argv[0]);
 			return 2;
+		}
+	}
+	if (log != NULL) {
+		/* A callback per 2.67 ms, twice over for a late catch-up. */
+		cb_log_cap = (size_t)(seconds * 2.0 * RATE / FRAMES) + 1000;
+		cb_log = calloc(cb_log_cap, sizeof(*cb_log));
+		if (cb_log == NULL) {
+			fprintf(stderr, "rtprof-demo: out of memory\n");
+			return 1;
 		}
 	}
 	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -224,6 +313,9 @@ main(int argc, char **argv)
 		return 1;
 	}
 	close(fd);
+	if (log != NULL && write_log(log) != 0)
+		return 1;
+	free(cb_log);
 	printf("rtprof-demo: wrote %s\n", out);
 	return 0;
 }

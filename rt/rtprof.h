@@ -187,6 +187,8 @@ typedef struct rtprof_audio {
 	uint64_t t_begin;               /* this callback's start (ticks) */
 	uint64_t prev_begin, prev_period; /* the previous callback's */
 	uint64_t callbacks, overrun_count;
+	int64_t load_set;               /* the load counter's last value */
+	int64_t jitter_set;             /* the jitter counter's last value */
 } rtprof_audio;
 
 /* rtprof_settings.sample_interval_us: record markers only, no samples. */
@@ -621,9 +623,11 @@ rtprof_audio_begin(rtprof_audio *a, uint32_t frames, uint32_t rate)
 {
 	uint64_t now = rtprof_now();
 
-	if (a->prev_begin != 0 && a->prev_period != 0)
-		rtprof_counter_set(a->jitter, (int64_t)((double)(int64_t)(now -
-		    a->prev_begin - a->prev_period) / a->ticks_per_us));
+	if (a->prev_begin != 0 && a->prev_period != 0) {
+		a->jitter_set = (int64_t)((double)(int64_t)(now -
+		    a->prev_begin - a->prev_period) / a->ticks_per_us);
+		rtprof_counter_set(a->jitter, a->jitter_set);
+	}
 	a->t_begin = now;
 	a->frames = frames;
 	a->rate = rate;
@@ -670,7 +674,8 @@ rtprof_audio_end(rtprof_audio *a)
 		}
 		rtprof_counter_add(a->overruns, 1);
 	}
-	rtprof_counter_set(a->load, (int64_t)(load * 1000.0 + 0.5));
+	a->load_set = (int64_t)(load * 1000.0 + 0.5);
+	rtprof_counter_set(a->load, a->load_set);
 }
 
 /* ------------------------------------------------------------------ */

@@ -86,6 +86,17 @@ What is checked (see RULES below for the ids):
   processes     GeckoMain at most once per pid; every sub-process has meta.version,
                 meta.startTime (number), categories, markerSchema, threads, libs, and no
                 nested processes.
+  rtprof        for a profile msgpack2gecko wrote (profileGatheringLog.converter), what the
+                front-end opens with (tracks.ts): a thread the gathering log says is
+                real-time (but GeckoMain, the process track) has a name the audio rule matches (/^(Audio|Media|GraphRunner|
+                WebrtcWorker)/: kept visible, ranked 40x for the selection); a counter that
+                is not Memory is a marker schema "rtprof.counter.NAME" with a graph of
+                `value` in a unit's format and markers of that name (a Gecko counter would
+                be drawn as a rate), never a Gecko counter; a Memory counter starts with a
+                0 row; the sampler thread (gathering log "sampler", or named "rtprof
+                sampler") has no CPU and only Idle samples (its activity is 0: hidden);
+                "Profiler overhead" markers last at most 100 ms each and start more than
+                1 s apart every 11 of them (one per 100 ms window).
 """
 
 from __future__ import annotations
@@ -258,6 +269,14 @@ RULES = {
     "counter-empty": ("error", "a counter has at least one sample (else dropped)"),
     "counter-value": ("error", "counter time/count numbers, number null or a number"),
     "counter-time-order": ("error", "counter sample times ascending"),
+    # what the front-end shows on load, for profiles msgpack2gecko wrote (its
+    # profileGatheringLog.converter); src/profile-logic/tracks.ts
+    "rtprof-rt-visible": ("error", "a real-time thread is named for the audio rule (Audio...)"),
+    "rtprof-gauge-track": ("error", "a gauge is a marker graph track of its values, with a unit"),
+    "rtprof-gauge-counter": ("error", "no Gecko counter but Memory ones (others show as rates)"),
+    "rtprof-memory-zero": ("error", "a Memory counter's first row has count 0 (its baseline)"),
+    "rtprof-sampler-hidden": ("error", "the sampler thread has no CPU and only Idle samples"),
+    "rtprof-overhead-rate": ("error", "at most one overhead marker per 100 ms window"),
 }
 
 
@@ -1132,6 +1151,8 @@ class _Checker:
             self._check_subprocess(sp, i, start, top_version, meta)
         self.scope = ""
         self._check_whole(meta)
+        self.scope = ""
+        _RtprofRules(self).check(profile)
         return self.finish()
 
     def _check_start_time(self, meta, path):
@@ -1343,6 +1364,162 @@ class _Checker:
                 self.warn(f"{path}.markers.data[{outside[0]}]", "markers-out-of-range",
                           f"{len(outside)} marker(s) lie outside the visible range "
                           f"{lo:g}..{hi:g} ms (top-level time base) and are not shown")
+
+
+# -- rtprof's own promises (profiles msgpack2gecko wrote) ---------------------------------
+AUDIO_RULE_RE = re.compile(r"^(?:Audio|Media|GraphRunner|WebrtcWorker)")  # tracks.ts
+GAUGE_FORMATS = frozenset(["integer", "decimal", "percentage", "nanoseconds", "microseconds",
+                           "milliseconds", "bytes"])
+OVERHEAD_WINDOW_MS = 100.0
+
+
+class _RtprofRules:
+    """What msgpack2gecko promises about the view the front-end opens with. Reads the
+    profile directly; shape errors were reported by the generic checks."""
+
+    def __init__(self, checker: _Checker):
+        self.c = checker
+
+    def check(self, profile):
+        procs = profile.get("processes")
+        subs = procs if isinstance(procs, list) else []
+        for path, proc in [("", profile)] + [(f"processes[{i}].", sp)
+                                             for i, sp in enumerate(subs)]:
+            if isinstance(proc, dict) and self._is_rtprof(proc):
+                self._check_process(proc, path, profile)
+
+    @staticmethod
+    def _is_rtprof(proc):
+        log = proc.get("profileGatheringLog")
+        return isinstance(log, dict) and \
+            str(log.get("converter", "")).startswith("msgpack2gecko")
+
+    def _check_process(self, proc, path, top):
+        log = proc["profileGatheringLog"]
+        flags = {}
+        for e in log.get("threads") or []:
+            if isinstance(e, dict) and _is_int(e.get("tid")):
+                flags[e["tid"]] = e
+        cats = [c.get("name") if isinstance(c, dict) else None
+                for c in (top.get("meta", {}).get("categories") or [])]
+        schemas = {s.get("name"): s for s in (proc.get("meta", {}).get("markerSchema") or [])
+                   if isinstance(s, dict)}
+        names = set()
+        for i, th in enumerate(proc.get("threads") or []):
+            if not isinstance(th, dict):
+                continue
+            tpath = f"{path}threads[{i}]"
+            e = flags.get(th.get("tid"), {})
+            # GeckoMain must keep its name (the process track): not renamed.
+            if e.get("realTime") and th.get("name") != "GeckoMain" and \
+                    not AUDIO_RULE_RE.match(str(th.get("name", ""))):
+                self.c.err(f"{tpath}.name", "rtprof-rt-visible",
+                           f"real-time thread named {th.get('name')!r}: the front-end's audio "
+                           "rule does not apply (hidden when idle, not ranked for the selection)")
+            if e.get("sampler") or th.get("name") == "rtprof sampler":
+                self._check_sampler(th, tpath, cats)
+            mk = _marker_rows(th)
+            names.update(n for n, _, _ in mk)
+            self._check_overhead(mk, tpath)
+        self._check_gauges(schemas, names, f"{path}meta.markerSchema")
+        self._check_counters(proc.get("counters"), f"{path}counters")
+
+    def _check_sampler(self, th, path, cats):
+        samples = th.get("samples") if isinstance(th.get("samples"), dict) else {}
+        sch, data = samples.get("schema") or {}, samples.get("data") or []
+        ci = sch.get("threadCPUDelta")
+        if ci is not None and any(_is_num(r[ci]) and r[ci] > 0 for r in data
+                                  if isinstance(r, list) and len(r) > ci):
+            self.c.err(f"{path}.samples", "rtprof-sampler-hidden",
+                       "the sampler thread has CPU deltas: its activity shows it on load")
+        si = sch.get("stack")
+        for k, r in enumerate(data):
+            if not isinstance(r, list) or si is None or len(r) <= si:
+                continue
+            cat = _stack_category(th, r[si])
+            if cat is not None and (cat >= len(cats) or cats[cat] != "Idle"):
+                self.c.err(f"{path}.samples.data[{k}]", "rtprof-sampler-hidden",
+                           "a sampler sample is not Idle: its activity shows it on load")
+                return
+
+    def _check_overhead(self, mk, path):
+        ovh = sorted((s, e) for n, s, e in mk if n == "Profiler overhead")
+        for s, e in ovh:
+            if e - s > OVERHEAD_WINDOW_MS + 1e-6:
+                self.c.err(f"{path}.markers", "rtprof-overhead-rate",
+                           f"an overhead marker of {e - s:g} ms: windows are at most "
+                           f"{OVERHEAD_WINDOW_MS:g} ms")
+                return
+        starts = [s for s, _ in ovh]
+        for k in range(len(starts) - 11):
+            if starts[k + 11] - starts[k] <= 1000.0:
+                self.c.err(f"{path}.markers", "rtprof-overhead-rate",
+                           f"12 overhead markers within 1 s from {starts[k]:g} ms: more than "
+                           "one per 100 ms")
+                return
+
+    def _check_gauges(self, schemas, names, path):
+        for name, s in schemas.items():
+            if not isinstance(name, str) or not name.startswith("rtprof.counter."):
+                continue
+            fields = {f.get("key"): f.get("format") for f in s.get("data") or []
+                      if isinstance(f, dict) and "key" in f}
+            graphs = [g.get("key") for g in s.get("graphs") or [] if isinstance(g, dict)]
+            track = name[len("rtprof.counter."):]
+            why = None
+            if graphs != ["value"]:
+                why = f"graphs {graphs}, want one of `value`"
+            elif fields.get("value") not in GAUGE_FORMATS:
+                why = f"value format {fields.get('value')!r} is not a unit's"
+            elif track not in names:
+                why = f"no marker named {track!r}: no track"
+            if why:
+                self.c.err(f"{path}", "rtprof-gauge-track", f"{name}: {why}")
+
+    def _check_counters(self, counters, path):
+        for i, c in enumerate(counters if isinstance(counters, list) else []):
+            if not isinstance(c, dict):
+                continue
+            if c.get("category") != "Memory":
+                self.c.err(f"{path}[{i}]", "rtprof-gauge-counter",
+                           f"counter {c.get('name')!r} ({c.get('category')}) is a Gecko counter: "
+                           "the front-end draws its changes as a rate, not its values")
+                continue
+            smp = c.get("samples") if isinstance(c.get("samples"), dict) else {}
+            rows, ci = smp.get("data") or [], (smp.get("schema") or {}).get("count")
+            if rows and ci is not None and isinstance(rows[0], list) and \
+                    len(rows[0]) > ci and rows[0][ci] != 0:
+                self.c.err(f"{path}[{i}].samples.data[0]", "rtprof-memory-zero",
+                           f"counter {c.get('name')!r} starts at {rows[0][ci]}, not 0: the "
+                           "front-end zeroes the first count (processCounter), that change "
+                           "would be lost")
+
+
+def _marker_rows(th):
+    """(name, start, end) of a thread's markers, end = start for instants."""
+    mk = th.get("markers") if isinstance(th.get("markers"), dict) else {}
+    sch, st = mk.get("schema") or {}, th.get("stringTable") or []
+    out = []
+    for r in mk.get("data") or []:
+        try:
+            name = st[r[sch["name"]]]
+            s = r[sch["startTime"]]
+            e = r[sch["endTime"]] if r[sch["endTime"]] is not None else s
+        except (KeyError, IndexError, TypeError):
+            continue
+        if _is_num(s) and _is_num(e):
+            out.append((name, s, e))
+    return out
+
+
+def _stack_category(th, stack):
+    """The category index of a stack's leaf frame, or None."""
+    try:
+        sk, ft = th["stackTable"], th["frameTable"]
+        f = sk["data"][stack][sk["schema"]["frame"]]
+        return ft["data"][f][ft["schema"]["category"]]
+    except (KeyError, IndexError, TypeError):
+        return None
 
 
 def check_issues(profile, *, strict_version=True, require_samples=False, expect_threads=None,

@@ -949,6 +949,115 @@ class Counters(RuleTest):
         self.assertRule(p, "counter-time-order", "counters[0].samples.data[2]")
 
 
+def rtprof():
+    """minimal.json as msgpack2gecko would write it: its gathering log names the converter
+    and flags thread 4242 real-time, the thread is named for the audio rule, a gauge is a
+    marker graph track and the memory counter starts at 0; one Idle category."""
+    p = minimal()
+    p["meta"]["categories"].append({"name": "Idle", "color": "transparent",
+                                    "subcategories": ["Other"]})
+    p["profileGatheringLog"] = {"converter": "msgpack2gecko (rtprof)",
+                                "threads": [{"tid": 4242, "realTime": True}]}
+    th = t0(p)
+    th["name"] = "Audio"
+    p["meta"]["markerSchema"].append({
+        "name": "rtprof.counter.voices", "display": [], "chartLabel": "{marker.data.value}",
+        "data": [{"key": "value", "label": "Value", "format": "integer"}],
+        "graphs": [{"key": "value", "type": "line", "color": "blue"}]})
+    th["stringTable"].append("voices")
+    th["markers"]["data"].append([len(th["stringTable"]) - 1, 0.0, 2.0, 1, 0,
+                                  {"type": "rtprof.counter.voices", "value": 4}])
+    p["counters"] = [{"name": "rtprof memory", "category": "Memory", "description": "bytes",
+                      "samples": {"schema": {"time": 0, "count": 1},
+                                  "data": [[0.0, 0], [1.0, 4096]]}}]
+    return p
+
+
+def sampler(p, idle=True, cpu=0):
+    """Adds an "rtprof sampler" thread (flagged in the gathering log) whose one sample is
+    Idle or not, with @cpu ns of CPU delta."""
+    th = copy.deepcopy(t0(p))
+    th.update(name="rtprof sampler", tid=4243, markers={"schema": th["markers"]["schema"],
+                                                        "data": []})
+    th["frameTable"]["data"] = [[0, False, None, None, None, None, 2 if idle else 0, 0]]
+    th["stackTable"]["data"] = [[None, 0]]
+    th["samples"] = {"schema": {"stack": 0, "time": 1, "eventDelay": 2, "threadCPUDelta": 3},
+                     "data": [[0, 0.0, 0, cpu]]}
+    p["meta"]["sampleUnits"] = {"time": "ms", "eventDelay": "ms", "threadCPUDelta": "ns"}
+    p["threads"].append(th)
+    p["profileGatheringLog"]["threads"].append({"tid": 4243, "sampler": True})
+    return th
+
+
+class Rtprof(RuleTest):
+    def test_rtprof_example_passes(self):
+        p = rtprof()
+        sampler(p)
+        self.assertEqual([str(i) for i in self.issues(p) if i.rule.startswith("rtprof")], [])
+
+    def test_rtprof_rules_need_the_converter(self):
+        p = rtprof()
+        t0(p)["name"] = "rt"
+        del p["profileGatheringLog"]
+        self.assertNoRule(p, "rtprof-rt-visible")
+
+    def test_rtprof_rt_visible(self):
+        p = rtprof()
+        t0(p)["name"] = "rt"
+        self.assertRule(p, "rtprof-rt-visible", "threads[0].name")
+        t0(p)["name"] = "Audio RT: rt"
+        self.assertNoRule(p, "rtprof-rt-visible")
+
+    def test_rtprof_gauge_track_no_graph(self):
+        p = rtprof()
+        p["meta"]["markerSchema"][-1]["graphs"] = []
+        self.assertRule(p, "rtprof-gauge-track", "meta.markerSchema")
+
+    def test_rtprof_gauge_track_no_unit(self):
+        p = rtprof()
+        p["meta"]["markerSchema"][-1]["data"][0]["format"] = "string"
+        self.assertRule(p, "rtprof-gauge-track", "meta.markerSchema")
+
+    def test_rtprof_gauge_track_no_markers(self):
+        p = rtprof()
+        t0(p)["markers"]["data"].pop()
+        self.assertRule(p, "rtprof-gauge-track", "meta.markerSchema")
+
+    def test_rtprof_gauge_counter(self):
+        p = rtprof()
+        p["counters"][0]["category"] = "Audio"
+        self.assertRule(p, "rtprof-gauge-counter", "counters[0]")
+
+    def test_rtprof_memory_zero(self):
+        p = rtprof()
+        p["counters"][0]["samples"]["data"][0][1] = 4096
+        self.assertRule(p, "rtprof-memory-zero", "counters[0].samples.data[0]")
+
+    def test_rtprof_sampler_hidden_not_idle(self):
+        p = rtprof()
+        sampler(p, idle=False)
+        self.assertRule(p, "rtprof-sampler-hidden", "threads[1].samples.data[0]")
+
+    def test_rtprof_sampler_hidden_cpu(self):
+        p = rtprof()
+        sampler(p, cpu=1000)
+        self.assertRule(p, "rtprof-sampler-hidden", "threads[1].samples")
+
+    def test_rtprof_overhead_rate(self):
+        p = rtprof()
+        th = t0(p)
+        th["stringTable"].append("Profiler overhead")
+        name = len(th["stringTable"]) - 1
+        for k in range(12):
+            th["markers"]["data"].append([name, 90.0 * k, 90.0 * k + 1, 1, 0, None])
+        self.assertRule(p, "rtprof-overhead-rate", "threads[0].markers")
+        for k, row in enumerate(th["markers"]["data"][-12:]):
+            row[1], row[2] = 101.0 * k, 101.0 * k + 1
+        self.assertNoRule(p, "rtprof-overhead-rate")
+        th["markers"]["data"][-1][2] = th["markers"]["data"][-1][1] + 150
+        self.assertRule(p, "rtprof-overhead-rate", "threads[0].markers")
+
+
 class CommandLine(unittest.TestCase):
     def setUp(self):
         self._dir = tempfile.TemporaryDirectory()

@@ -166,6 +166,37 @@ sample(struct dg *g, uint64_t t, int64_t tid, uint64_t cpu, unsigned flags,
 	CK(dg_rec_sample(g, SAMPLER, t, tid, cpu, flags, frames, mask, n));
 }
 
+/*
+ * The real-time thread's asleep samples (no CPU, no label) around an
+ * "Audio callback" interval from 3.5 to 5.5 ms, recorded after them: at
+ * 3, 3.5 (its first tick), 4, 5 (SAME), 5.5 (its last tick, SAME) and 6
+ * ms (SAME). Those inside the callback are not Idle.
+ */
+static void
+audio_callback_samples(struct dg *g)
+{
+	static const struct dg_field cb[] = {
+		{ "frames", "Frames", "integer", 2 },
+		{ "budget", "Budget", "milliseconds", 3 },
+		{ "used", "Time used", "milliseconds", 3 },
+		{ "load", "DSP load", "percentage", 3 },
+	};
+	static const unsigned kinds[] = { 2, 3, 3, 3 };
+	const uint64_t vals[] = { 128, 0, 0, 0 };
+	const unsigned fl = RTPROF_SAMPLE_LABELS | RTPROF_SAMPLE_ASLEEP;
+
+	CK(dg_schema(g, 9, "Audio callback", 2, cb, 4));
+	sample(g, MS(3), RT, 0, fl, NULL, "");
+	sample(g, MS(3.5), RT, 0, fl, NULL, "");
+	sample(g, MS(4), RT, 0, fl, NULL, "");
+	CK(dg_rec_same(g, SAMPLER, MS(5), RT, 0, RTPROF_SAMPLE_ASLEEP));
+	CK(dg_rec_same(g, SAMPLER, MS(5.5), RT, 0, RTPROF_SAMPLE_ASLEEP));
+	CK(dg_rec_same(g, SAMPLER, MS(6), RT, 0, RTPROF_SAMPLE_ASLEEP));
+	CK(dg_flush(g));
+	CK(dg_rec_typed(g, RT, 1, MS(3.5), MS(5.5), 9, kinds, vals, NULL,
+	    4));
+}
+
 /* The session of samples.rtprof / sysroot.rtprof; @path: the program's
  * path as recorded. */
 static void
@@ -241,6 +272,7 @@ write_samples(struct dg *g, const struct selfmod *self, const char *path)
 	f[0] = REF_PROCESS_BLOCK;
 	sample(g, MS(1), RT, 0, RTPROF_SAMPLE_LABELS, f, "L");
 	sample(g, MS(2), RT, 10, RTPROF_SAMPLE_LABELS, f, "");
+	audio_callback_samples(g);
 	/* C++: the leaf is rtprof_test::Mixer::process(int). */
 	f[0] = (uint64_t)(uintptr_t)gs_cxx_function();
 	sample(g, MS(1), CXX, 0, 0, f, "N");

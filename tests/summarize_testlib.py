@@ -20,9 +20,12 @@ def parse_summary(text):
     nostack (count, ms) of Blocked calls without a stack, or (0, 0.0)
     more    how many stacks --top left out ("(N more stacks)"), or 0
     cpu     {"process (pid P) / thread (tid T)": ms}; samples: their number
+    cpu_more  (threads, ms) that --top left out, or (0, 0.0)
+    cpu_total (threads, ms) of every thread, or (0, 0.0)
     self    {function: samples}"""
     out = {"calls": {}, "stacks": [], "nostack": (0, 0.0), "more": 0,
-           "cpu": {}, "samples": 0, "self": {}}
+           "cpu": {}, "cpu_more": (0, 0.0), "cpu_total": (0, 0.0),
+           "samples": 0, "self": {}}
     section = None
     for ln in text.splitlines():
         if ln.startswith("Time blocked, by call"):
@@ -61,7 +64,13 @@ def parse_summary(text):
                 out["stacks"][-1][3].append(ln.strip())
         elif section == "cpu":
             m = _CPU_ROW.match(ln)
-            if m:
+            more = m and re.fullmatch(r"\((\d+) more threads?\)", m.group(2))
+            total = m and re.fullmatch(r"total, (\d+) threads?", m.group(2))
+            if more:
+                out["cpu_more"] = (int(more.group(1)), float(m.group(1)))
+            elif total:
+                out["cpu_total"] = (int(total.group(1)), float(m.group(1)))
+            elif m:
                 out["cpu"][m.group(2)] = float(m.group(1))
         elif section == "self":
             m = _SELF_ROW.match(ln)

@@ -1,7 +1,7 @@
 """The demo's audio view (test_demo.sh): what the README promises for
 `./demo.sh`, checked on the converted profile of `rtprof-demo -s SECONDS`.
 
-    test_audio_demo.py PROFILE SECONDS
+    test_audio_demo.py PROFILE SECONDS [LOG]
 
 examples/demo.c: the "audio" thread runs a 128-frame / 48 kHz callback
 every 2.667 ms on absolute deadlines (clock_nanosleep TIMER_ABSTIME: a late
@@ -25,12 +25,22 @@ overrun every 0.8 s); the others cost well under the budget.
   callback below 50 %; jitter: the graph's value at each callback, its
   mean + the period (the mean start-to-start interval) within 5 % of the
   period.
+- With LOG (`rtprof-demo -l LOG`: what the demo set, per callback): one
+  callback marker per logged callback; the "voices", "audio load" and
+  "audio jitter" tracks show, after each callback, the values it set;
+  the "audio overruns" track ends at the demo's overrun count; no sample
+  of the audio thread inside a callback is Idle, and its samples in
+  "reverb (heavy)" are that label's share of the thread's life within 1
+  percentage point, and where the sampler ticked inside a heavy callback
+  the audio thread has a sample in it (a loaded machine may starve the
+  sampler for the whole 3.5 ms: then there is no tick to check).
 """
 
+import bisect
 import statistics
 import sys
 
-from gecko_testlib import check, load, markers
+from gecko_testlib import check, frames_of, load, markers
 import test_audio_lib as al
 
 FRAMES, RATE = 128, 48000
@@ -124,7 +134,146 @@ def main():
           f"callback {med * 100:.2f} %), {len(jit)} jitter values (mean "
           f"{mean_us:.1f} us)", file=sys.stderr)
     check_on_load(p, seconds)
+    if len(sys.argv) > 3:
+        log = read_log(sys.argv[3])
+        check_log_values(p, cbs, ctr, log)
+        check_samples(p, audio[0], cbs, log)
     print("test_audio_demo: ok", file=sys.stderr)
+
+
+def read_log(path):
+    """rtprof-demo -l: {"callbacks": [{voices, load, jitter (None for
+    none), heavy_ms}], "thread_ms": float, "overruns": int}."""
+    out = {"callbacks": []}
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if w[0] == "callback":
+                kv = dict(zip(w[2::2], w[3::2]))
+                check(int(w[1]) == len(out["callbacks"]),
+                      f"log: callback {w[1]} out of order")
+                out["callbacks"].append({
+                    "voices": int(kv["voices"]), "load": int(kv["load"]),
+                    "jitter": None if kv["jitter"] == "-" else
+                    int(kv["jitter"]),
+                    "heavy_ms": float(kv["heavy_ms"])})
+            elif w[0] == "thread_ms":
+                out["thread_ms"] = float(w[1])
+            elif w[0] == "overruns":
+                out["overruns"] = int(w[1])
+    check("thread_ms" in out and "overruns" in out, "log: no totals")
+    return out
+
+
+# Of the values shown after a callback, how many may be another's: the
+# sampler's VALUES snapshots are stamped when it reads the counter, up to
+# a few ms early (test_audio_lib.EARLY_MS).
+SNAPSHOT_SHARE = 0.02
+
+
+def check_log_values(p, cbs, ctr, log):
+    """Each graph, between a callback's end and the next one's start (all
+    three set by then: voices and jitter at its start, load at its end),
+    shows the value the demo logged for that callback."""
+    want = log["callbacks"]
+    check(len(cbs) == len(want), f"{len(cbs)} callback markers, the demo "
+          f"logged {len(want)} callbacks")
+    after = [(m["end"] + n["start"]) / 2 for m, n in zip(cbs, cbs[1:])]
+    after.append(cbs[-1]["end"] + 0.1)
+    _, vrows = al.counter_graph(p, "voices")
+    tracks = {"voices": ([r[0] for r in vrows], [r[2] for r in vrows]),
+              "load": ctr["load"], "jitter": ctr["jitter"]}
+    for what, track in tracks.items():
+        got = al.values_at(track, after)
+        bad = [(i, g, w[what]) for i, (g, w) in enumerate(zip(got, want))
+               if w[what] is not None and g != w[what]]
+        print(f"test_audio_demo: {what}: {len(want) - len(bad)} of "
+              f"{len(want)} callbacks show the value set", file=sys.stderr)
+        check(len(bad) <= SNAPSHOT_SHARE * len(want),
+              f"{what}: {len(bad)} callbacks show another value than the "
+              f"demo set (callback, shown, set): {bad[:5]}")
+    ts, vs = ctr["overruns"]
+    check(vs[-1] == log["overruns"], f"the overruns track ends at {vs[-1]},"
+          f" the demo counted {log['overruns']}")
+    check(log["overruns"] >= 1, "the demo logged no overrun")
+
+
+def sample_rows(th, cats):
+    """[(time, category name, stack's location strings)] of @th."""
+    ss = th["samples"]["schema"]
+    sk, ft = th["stackTable"], th["frameTable"]
+    out = []
+    for row, names in zip(th["samples"]["data"], frames_of(th)):
+        f = sk["data"][row[ss["stack"]]][sk["schema"]["frame"]]
+        cat = ft["data"][f][ft["schema"]["category"]]
+        out.append((row[ss["time"]], cats[cat], names))
+    return out
+
+
+def check_samples(p, th, cbs, log):
+    """No Idle sample inside a callback (the thread was in it, whatever
+    its CPU); the "reverb (heavy)" share of samples is the demo's share of
+    time in it within 1 point."""
+    cats = [c["name"] for c in p["meta"]["categories"]]
+    rows = sample_rows(th, cats)
+    starts = [m["start"] for m in cbs]
+    inside = 0
+    for t, cat, _ in rows:
+        k = bisect.bisect_right(starts, t) - 1
+        if k < 0 or t > cbs[k]["end"]:
+            continue
+        inside += 1
+        check(cat != "Idle", f"an Idle sample at {t:.6f} inside the "
+              f"callback {cbs[k]['start']:.6f}..{cbs[k]['end']:.6f}")
+    check(any(cat == "Idle" for _, cat, _ in rows),
+          "no Idle sample at all: the audio thread waits between callbacks")
+    check_heavy_ticks(p, rows, cbs)
+    heavy = sum(1 for _, _, names in rows if "reverb (heavy)" in names)
+    heavy_ms = sum(c["heavy_ms"] for c in log["callbacks"])
+    true_share = 100.0 * heavy_ms / log["thread_ms"]
+    share = 100.0 * heavy / len(rows)
+    print(f"test_audio_demo: {inside} samples inside callbacks, none Idle; "
+          f"reverb (heavy): {share:.2f} % of {len(rows)} samples, "
+          f"{true_share:.2f} % of the time", file=sys.stderr)
+    check(abs(share - true_share) <= 1.0,
+          f"reverb (heavy) in {share:.2f} % of the samples, it ran "
+          f"{true_share:.2f} % of the time")
+
+
+# A sampler tick this far inside a heavy callback sampled the audio thread
+# inside it too (each thread is sampled at its own instant of the tick).
+TICK_MARGIN_MS = 0.3
+
+
+def check_heavy_ticks(p, rows, cbs):
+    """Where the sampler ticked inside a heavy callback (the main thread
+    has a sample there), the audio thread has a sample in "reverb
+    (heavy)". On a loaded machine the sampler may not run at all while
+    the audio thread burns its 3.5 ms (seen: load 5 on 2 CPUs, a 3.6 ms
+    gap in every thread's samples): no tick, nothing to check."""
+    main = [th for th in p["threads"] if th["name"] == "GeckoMain"][0]
+    ticks = [r[main["samples"]["schema"]["time"]]
+             for r in main["samples"]["data"]]
+    times = [t for t, _, _ in rows]
+    seen = 0
+    for m in cbs:
+        if m["data"]["used"] < 3.0:
+            continue
+        a, b = m["start"] + TICK_MARGIN_MS, m["end"] - TICK_MARGIN_MS
+        if not any(a < t < b for t in ticks):
+            print(f"test_audio_demo: no sampler tick inside the heavy "
+                  f"callback at {m['start']:.3f} ms", file=sys.stderr)
+            continue
+        seen += 1
+        lo, hi = bisect.bisect_left(times, m["start"]), \
+            bisect.bisect_right(times, m["end"])
+        check(any("reverb (heavy)" in rows[k][2] for k in range(lo, hi)),
+              f"the sampler ticked inside the heavy callback "
+              f"{m['start']:.3f}..{m['end']:.3f} ms, but no sample of the "
+              f"audio thread there is in reverb (heavy): "
+              f"{[(rows[k][0], rows[k][2]) for k in range(lo, hi)]}")
+    print(f"test_audio_demo: {seen} heavy callbacks with a sampler tick, "
+          "each with an audio sample in reverb (heavy)", file=sys.stderr)
 
 
 def check_on_load(p, seconds):

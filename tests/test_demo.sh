@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_demo: the demo runs and leaves a dump that decodes cleanly with every
 # thread; its profile shows the audio view the README promises (callbacks,
-# overruns, load and jitter graphs: test_audio_demo.py); rtprof-inspect
+# overruns, load and jitter graphs, the values the demo logged with -l, no
+# Idle sample inside a callback: test_audio_demo.py); rtprof-inspect
 # reports damage in a corrupted copy (exit 1), a cut copy (exit 1), and
 # refuses a file that is not a dump (exit 2).
 #   test_demo.sh DEMO INSPECT WORKDIR [MSGPACK2GECKO PYTHON TESTS_DIR]
@@ -12,7 +13,7 @@ mkdir -p "$dir"
 d="$dir/demo-test.rtprof"
 fail() { echo "test_demo: $*" >&2; exit 1; }
 
-"$demo" -o "$d" -s 1 >/dev/null || fail "rtprof-demo failed"
+"$demo" -o "$d" -s 1 -l "$dir/demo-test.log" >/dev/null || fail "rtprof-demo failed"
 out=$("$inspect" "$d") || fail "inspect of a good dump exited $?"
 for name in '"audio" real-time' '"worker"' '"main" main'; do
 	echo "$out" | grep -q "$name" || fail "thread $name missing"
@@ -24,7 +25,8 @@ if [ -n "$py" ]; then
 	"$m2g" -q "$d" -o "$dir/demo-test.json" || fail "msgpack2gecko exit $?"
 	"$py" "$src/gecko_check.py" "$dir/demo-test.json" ||
 		fail "gecko_check.py rejects the demo's profile"
-	PYTHONPATH="$src" "$py" "$src/test_audio_demo.py" "$dir/demo-test.json" 1 ||
+	PYTHONPATH="$src" "$py" "$src/test_audio_demo.py" "$dir/demo-test.json" 1 \
+	    "$dir/demo-test.log" ||
 		fail "the demo's audio view"
 else
 	echo "test_demo: no Python: the audio view is not checked"

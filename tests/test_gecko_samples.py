@@ -298,10 +298,16 @@ def main():
           f"hex natives {ms[1][1]}")
     check([x["name"] for x in markers(m)] == ["start"], "main markers")
 
-    # Real-time thread: label-only samples, one with no label at all.
+    # Real-time thread: label-only samples, one with no label at all; then
+    # asleep ones, not Idle inside the "Audio callback" (3.5..5.5 ms, its
+    # first and last ticks included), Idle outside (3 and 6 ms).
     rs = stacks(p, th["Audio"])
-    check([locs(x[1]) for x in rs] == [["process block"], ["(no label)"]],
-          f"audio stacks {rs}")
+    check([locs(x[1]) for x in rs] == [["process block"]] +
+          [["(no label)"]] * 7, f"audio stacks {rs}")
+    got = [(x[0], x[1][-1][1]) for x in rs[2:]]
+    check(got == [(3, "Idle"), (3.5, "Other"), (4, "Other"), (5, "Other"),
+                  (5.5, "Other"), (6, "Idle")],
+          f"audio samples around its callback 3.5..5.5 ms: {got}")
 
     # SAME with no previous SAMPLE: "(unknown stack)", Idle when asleep.
     ls = stacks(p, th["lost"])
@@ -349,8 +355,8 @@ def main():
     check(so["ticks"] == 2 and so["totalNs"] == 37000 and
           so["meanNsPerTick"] == 18500 and so["maxNsPerTick"] == 24000,
           f"overhead summary {so}")
-    check(log["sampler"]["samples"] == 10 and
-          log["sampler"]["sameStack"] == 4 and
+    check(log["sampler"]["samples"] == 13 and
+          log["sampler"]["sameStack"] == 7 and
           log["sampler"]["sameStackUnknown"] == 2,
           f"sampler log {log['sampler']}")
     sym = log["symbolication"]

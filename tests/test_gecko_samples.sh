@@ -101,7 +101,7 @@ convert "$dir/bad.json" 2 --debug-dir "$dir/expect.txt" "$dir/samples.rtprof"
 grep -q '"worker": .* 7 samples' "$dir/info.txt" || fail "--info: worker samples"
 grep -q '"rtprof sampler" sampler: .* 0 samples' "$dir/info.txt" ||
     fail "--info: sampler thread"
-grep -q '^samples: 10 with a stack, 4 same stack (2 unknown)' "$dir/info.txt" ||
+grep -q '^samples: 13 with a stack, 7 same stack (2 unknown)' "$dir/info.txt" ||
     fail "--info: sample totals"
 grep -q '^sampler overhead: 2 ticks, 18500 ns' "$dir/info.txt" ||
     fail "--info: overhead"

@@ -23,7 +23,8 @@ const char tool_convert_help[] =
     "                    start); intervals that overlap are kept whole\n"
     "  --to MS           the same, after MS\n"
     "  --thread NAME     keep only threads named NAME (repeatable);\n"
-    "                    each process's main thread is always kept\n"
+    "                    each process's main thread is always kept; a\n"
+    "                    NAME no thread has is an error (exit 2)\n"
     "  --sysroot DIR     look the recorded program's files up under DIR\n"
     "                    first (a target's root file system); files are\n"
     "                    used only when their build id matches the dump\n"
@@ -310,6 +311,74 @@ report_damage(const char *prog, struct rtprof_gecko *g, const char *name)
 		    "header ignored (their start is missing)\n", prog, name);
 }
 
+/*
+ * Which --thread names matched a thread of the dumps read so far, and the
+ * first distinct thread names seen (for the message when one did not).
+ */
+#define SEEN_MAX 64
+
+struct thread_match {
+	const struct rtprof_gecko_filter *f;
+	bool *matched;                  /* per f->threads[] */
+	char *copies[SEEN_MAX];
+	size_t nseen;
+	bool more;                      /* more names than SEEN_MAX */
+};
+
+static void
+match_name(void *ctx, const char *name)
+{
+	struct thread_match *m = ctx;
+	size_t k;
+
+	for (k = 0; k < m->f->nthreads; k++)
+		if (strcmp(name, m->f->threads[k]) == 0)
+			m->matched[k] = true;
+	for (k = 0; k < m->nseen; k++)
+		if (strcmp(name, m->copies[k]) == 0)
+			return;
+	if (m->nseen == SEEN_MAX || (m->copies[m->nseen] =
+	    strdup(name)) == NULL) {
+		m->more = true;
+		return;
+	}
+	m->nseen++;
+}
+
+static void
+match_free(struct thread_match *m)
+{
+	for (size_t k = 0; k < m->nseen; k++)
+		free(m->copies[k]);
+	free(m->matched);
+}
+
+/*
+ * After the last dump: every --thread NAME must name a thread of one of
+ * them. Return: 0, or -1 (said, with the names there are).
+ */
+static int
+match_report(const char *prog, const struct thread_match *m)
+{
+	char e[256];
+	int rc = 0;
+
+	for (size_t k = 0; k < m->f->nthreads; k++) {
+		if (m->matched[k])
+			continue;
+		fprintf(stderr, "%s: --thread %s: no thread of that name; the "
+		    "threads are:", prog, rtprof_esc(e, sizeof(e),
+		    m->f->threads[k]));
+		for (size_t i = 0; i < m->nseen; i++)
+			fprintf(stderr, "%s \"%s\"", i != 0 ? "," : "",
+			    rtprof_esc(e, sizeof(e), m->copies[i]));
+		fprintf(stderr, "%s\n", m->nseen == 0 ? " (none named)" :
+		    m->more ? ", ..." : "");
+		rc = -1;
+	}
+	return rc;
+}
+
 /* Context: main thread. */
 int
 tool_convert(const char *prog, char **in, int nin,
@@ -317,10 +386,16 @@ tool_convert(const char *prog, char **in, int nin,
     const struct tool_convert_sink *sink, bool *opened, int *werr)
 {
 	struct rtprof_gecko_writer *w = NULL;
+	struct thread_match m = { .f = &o->filter };
 	int status = 0, rc = 0;
 
 	*opened = false;
 	*werr = 0;
+	if (o->filter.nthreads != 0 && (m.matched = calloc(o->filter.nthreads,
+	    sizeof(*m.matched))) == NULL) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return 2;
+	}
 	for (int i = 0; i < nin; i++) {
 		struct rtprof_gecko *g;
 		const char *name = strcmp(in[i], "-") == 0 ? "<stdin>" : in[i];
@@ -333,6 +408,13 @@ tool_convert(const char *prog, char **in, int nin,
 			    "missing?)\n", prog, name);
 			rtprof_gecko_free(g);
 			goto fail;
+		}
+		if (m.matched != NULL) {
+			rtprof_gecko_thread_names(g, match_name, &m);
+			if (i + 1 == nin && match_report(prog, &m) != 0) {
+				rtprof_gecko_free(g);
+				goto fail;
+			}
 		}
 		if (!*opened) {
 			/* The output is created once the first dump read. */
@@ -371,12 +453,14 @@ tool_convert(const char *prog, char **in, int nin,
 		rc = rtprof_gecko_writer_finish(w);
 	else
 		rtprof_gecko_writer_finish(w);
+	match_free(&m);
 	if (rc != 0) {
 		*werr = rc;
 		return 2;
 	}
 	return status;
 fail:
+	match_free(&m);
 	rtprof_gecko_writer_finish(w);
 	return 2;
 }

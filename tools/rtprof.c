@@ -151,7 +151,9 @@ view_usage(FILE *f)
 	    "  1  the same, but a dump was damaged (converted what was\n"
 	    "     readable; listed on stderr and in profileGatheringLog)\n"
 	    "  2  usage error; a FILE unreadable, neither a dump nor a\n"
-	    "     profile, of a newer dump format; conversion failed\n"
+	    "     whole profile (JSON cut short, or without meta.version\n"
+	    "     and threads), of a newer dump format; a --thread NAME\n"
+	    "     no thread has; conversion failed\n"
 	    "  3  the server could not start (port in use, ...) or failed\n");
 }
 
@@ -361,6 +363,9 @@ prepare(char **in, int nin, const struct tool_convert_opts *opts,
 		    "dumps only (they become one profile)\n");
 		return EXIT_USAGE;
 	}
+	/* Never serve what the Firefox Profiler cannot load: checked whole. */
+	if (nprof == 1 && summarize_check_profile(VIEW, in[0]) != 0)
+		return EXIT_USAGE;
 	if (kind == INPUT_GZIP_JSON) {
 		/* Served as it is: the bytes are already what we send. */
 		*fd = open(in[0], O_RDONLY | O_CLOEXEC);

@@ -1200,6 +1200,7 @@ struct pctx {
 	size_t nsub, subcap;
 	double cpu_ns_per_unit;         /* threadCPUDelta unit; 0: unknown */
 	int64_t idle_cat;               /* the "Idle" category, -1 */
+	bool has_version, has_threads;  /* top-level meta.version, threads */
 	struct jdom d, scratch;
 };
 
@@ -1296,6 +1297,8 @@ meta_member(struct sum *s, struct jr *r, struct pctx *pc, const char *key,
 	int rc;
 
 	(void)s;
+	if (proc < 0 && strcmp(key, "threads") == 0)
+		pc->has_threads = true;
 	if (strcmp(key, "meta") != 0)
 		return skip_member(r);
 	if (proc >= 0) {
@@ -1311,6 +1314,12 @@ meta_member(struct sum *s, struct jr *r, struct pctx *pc, const char *key,
 	}
 	if ((rc = jr_dom(r, &pc->d)) != 0)
 		return rc;
+	if (proc < 0) {
+		double v;
+
+		pc->has_version = jnum(jget(&pc->d, &pc->d.root, "version"),
+		    &v);
+	}
 	read_meta(pc, &pc->d, &pc->d.root, pm, proc < 0);
 	return 0;
 }
@@ -1376,6 +1385,28 @@ pstack(const struct pthread *t, int64_t st, int64_t *out, size_t max)
 
 #define PSTACK_MAX 512
 
+/*
+ * "NAME (pid PID)": a process as the CPU table names it. A process shown
+ * under a made-up pid (a reused pid, or a later session) carries its own
+ * suffix, "NAME (pid 9201)" or "NAME (session 2)": that suffix and the
+ * profile's pid share one pair of parentheses, "NAME (pid 9201, profile
+ * pid 25175025)", so that the two processes stay apart.
+ */
+static const char *
+proc_label(char *buf, size_t n, const char *pname, double pid)
+{
+	const char *o = strrchr(pname, '(');
+	size_t len = strlen(pname);
+
+	if (o != NULL && o > pname && o[-1] == ' ' && pname[len - 1] == ')' &&
+	    (strncmp(o, "(pid ", 5) == 0 || strncmp(o, "(session ", 9) == 0))
+		snprintf(buf, n, "%.*s, profile pid %.0f)", (int)(len - 1),
+		    pname, pid);
+	else
+		snprintf(buf, n, "%s (pid %.0f)", pname, pid);
+	return buf;
+}
+
 /* One thread object (its DOM in pc->d) of a process whose meta is @pm. */
 static int
 prof_thread(struct sum *s, struct pctx *pc, const struct pmeta *pm)
@@ -1396,7 +1427,7 @@ prof_thread(struct sum *s, struct pctx *pc, const struct pmeta *pm)
 	double idle_ns = interval * 1e6 / 50, cpu_ms = 0;
 	int64_t fr[PSTACK_MAX];
 	bool sampled;
-	char key[200];
+	char key[200], pl[160];
 
 	if (th->t != J_OBJ)
 		return -1;
@@ -1523,8 +1554,8 @@ prof_thread(struct sum *s, struct pctx *pc, const struct pmeta *pm)
 	}
 	if (sampled && smp.nrows != 0 && pc->cpu_ns_per_unit > 0) {
 		/* One CPU entry per thread, as in a dump (n: its samples). */
-		snprintf(key, sizeof(key), "%s (pid %.0f) / %s (tid %.0f)",
-		    pname, pid, tname, tid);
+		snprintf(key, sizeof(key), "%s / %s (tid %.0f)",
+		    proc_label(pl, sizeof(pl), pname, pid), tname, tid);
 		if (agg_add(&s->cpu, key, cpu_ms) != 0)
 			return fail(s, -ENOMEM);
 	}
@@ -1570,10 +1601,13 @@ scan_threads(struct sum *s, struct jr *r, struct pctx *pc)
 	return walk_profile(s, r, pc, threads_member);
 }
 
-/* One pass of @fn over the profile @path. Return: as @fn; 2 unreadable. */
+/*
+ * One pass of @fn over the profile @path. Return: as @fn; 2 unreadable;
+ * -1 not JSON, or bytes after it (*@bad: the offset).
+ */
 static int
 prof_pass(struct sum *s, struct pctx *pc, const char *path,
-    int (*fn)(struct sum *, struct jr *, struct pctx *))
+    int (*fn)(struct sum *, struct jr *, struct pctx *), uint64_t *bad)
 {
 	struct jr *r = calloc(1, sizeof(*r));
 	int rc;
@@ -1589,9 +1623,7 @@ prof_pass(struct sum *s, struct pctx *pc, const char *path,
 	rc = fn(s, r, pc);
 	if (rc == 0 && jr_ws(r) >= 0)
 		rc = -1;                /* bytes after the profile */
-	if (rc == -1)
-		fprintf(stderr, PROG ": %s: byte %" PRIu64 ": not a JSON "
-		    "profile\n", path, r->off);
+	*bad = r->off;
 	gzclose(r->f);
 	free(r);
 	return rc;
@@ -1603,25 +1635,76 @@ metas_pass(struct sum *s, struct jr *r, struct pctx *pc)
 	return walk_profile(s, r, pc, meta_member);
 }
 
+/*
+ * The first pass over the profile @path (the metas), and the check that
+ * it is one: JSON to its end (not cut), a top-level meta.version and
+ * threads. Return: 0; 2 (said, "@prog: @path: ...").
+ */
+static int
+first_pass(const char *prog, struct sum *s, struct pctx *pc, const char *path)
+{
+	uint64_t bad = 0;
+	int rc = prof_pass(s, pc, path, metas_pass, &bad);
+
+	if (rc == -1)
+		fprintf(stderr, "%s: %s: byte %" PRIu64 ": not a JSON "
+		    "profile (cut short, or not JSON)\n", prog, path, bad);
+	else if (rc == 2 || rc == -ENOMEM)
+		fprintf(stderr, "%s: %s: %s\n", prog, path, rc == 2 ?
+		    strerror(errno ? errno : EIO) : strerror(ENOMEM));
+	else if (rc == 0 && (!pc->has_version || !pc->has_threads))
+		fprintf(stderr, "%s: %s: not a Firefox Profiler (Gecko) "
+		    "profile: no %s\n", prog, path, !pc->has_version ?
+		    "meta.version" : "threads");
+	else if (rc == 0)
+		return 0;
+	return 2;
+}
+
+static void
+pctx_free(struct pctx *pc)
+{
+	jdom_free(&pc->d);
+	jdom_free(&pc->scratch);
+	free(pc->sub);
+}
+
 /* Context: main thread. Return: 0, or 2 (error printed). */
 static int
 read_profile(struct sum *s, const char *path)
 {
 	struct pctx pc;
+	uint64_t bad;
 	int rc;
 
 	memset(&pc, 0, sizeof(pc));
 	pc.idle_cat = -1;
-	rc = prof_pass(s, &pc, path, metas_pass);
+	rc = first_pass(PROG, s, &pc, path);
 	if (rc == 0)
-		rc = prof_pass(s, &pc, path, scan_threads);
-	jdom_free(&pc.d);
-	jdom_free(&pc.scratch);
-	free(pc.sub);
-	if (rc == 2 || rc == -ENOMEM || s->err != 0)
-		fprintf(stderr, PROG ": %s: %s\n", path, rc == 2 ?
-		    strerror(errno ? errno : EIO) : strerror(ENOMEM));
+		rc = prof_pass(s, &pc, path, scan_threads, &bad);
+	pctx_free(&pc);
+	if (rc == -1)
+		fprintf(stderr, PROG ": %s: byte %" PRIu64 ": not a JSON "
+		    "profile\n", path, bad);
+	if (rc == -ENOMEM || s->err != 0)
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(ENOMEM));
 	return rc == 0 && s->err == 0 ? 0 : 2;
+}
+
+/* Context: main thread. */
+int
+summarize_check_profile(const char *prog, const char *path)
+{
+	struct pctx pc;
+	struct sum s;
+	int rc;
+
+	memset(&pc, 0, sizeof(pc));
+	memset(&s, 0, sizeof(s));
+	pc.idle_cat = -1;
+	rc = first_pass(prog, &s, &pc, path);
+	pctx_free(&pc);
+	return rc == 0 ? 0 : -1;
 }
 
 /* A converted profile (JSON, maybe gzip), else a dump? */
@@ -1670,7 +1753,9 @@ summarize_usage(FILE *f)
 	    "  --no-symbols    do not symbolize native frames: they stay hex\n"
 	    "                  (no file a dump names is opened)\n"
 	    "Exit status: 0; 1 a dump had damage (what could be read was\n"
-	    "summarized); 2 usage error or unreadable input.\n");
+	    "summarized); 2 usage error, unreadable input, or a FILE that is\n"
+	    "neither a dump nor a whole profile (JSON that is cut short or\n"
+	    "has no meta.version and threads).\n");
 }
 
 static void
@@ -1708,6 +1793,33 @@ print_by_stack(const struct sum *s, size_t top)
 		printf("  (without a stack: %" PRIu64 " call%s, %.3f ms: "
 		    "under the threshold)\n", s->nostack_n,
 		    s->nostack_n == 1 ? "" : "s", s->nostack_ms);
+	free(v);
+}
+
+/* CPU time per thread: the top @top, how many more, and the total. */
+static void
+print_cpu(const struct sum *s, size_t top)
+{
+	struct agg_ent *v = agg_sorted(&s->cpu);
+	double total = 0, rest = 0;
+	char e[1024];
+
+	printf("\nCPU time by thread (from %" PRIu64 " samples):\n",
+	    s->samples);
+	for (size_t k = 0; v != NULL && k < s->cpu.n; k++) {
+		total += v[k].total;
+		if (k < top)
+			printf("  %12.3f ms  %s\n", v[k].total,
+			    rtprof_esc(e, sizeof(e), v[k].key));
+		else
+			rest += v[k].total;
+	}
+	if (v != NULL && s->cpu.n > top)
+		printf("  %12.3f ms  (%zu more thread%s)\n", rest,
+		    s->cpu.n - top, s->cpu.n - top == 1 ? "" : "s");
+	if (v != NULL)
+		printf("  %12.3f ms  total, %zu thread%s\n", total, s->cpu.n,
+		    s->cpu.n == 1 ? "" : "s");
 	free(v);
 }
 
@@ -1797,12 +1909,7 @@ cmd_summarize(int argc, char **argv)
 	free(v);
 	if (s.blocked.n != 0)
 		print_by_stack(&s, top);
-	printf("\nCPU time by thread (from %" PRIu64 " samples):\n", s.samples);
-	v = agg_sorted(&s.cpu);
-	for (size_t k = 0; v != NULL && k < s.cpu.n && k < top; k++)
-		printf("  %12.3f ms  %s\n", v[k].total,
-		    rtprof_esc(e, sizeof(e), v[k].key));
-	free(v);
+	print_cpu(&s, top);
 	v = agg_sorted(&s.sig_blocked);
 	if (s.sig_blocked.n != 0)
 		printf("\nSamples without a stack, the sampling signal "
