@@ -41,6 +41,7 @@
 #include "esc.h"
 #include "gecko.h"
 #include "gecko_counters.h"
+#include "idmap.h"
 #include "spill.h"
 #include "symbolize.h"
 
@@ -392,7 +393,7 @@ grow(void **p, size_t *cap, size_t need, size_t size)
 
 	if (need <= *cap)
 		return 0;
-	ncap = *cap != 0 ? *cap : 16;
+	ncap = *cap != 0 ? *cap : 4;
 	while (ncap < need)
 		ncap *= 2;
 	if (ncap > SIZE_MAX / size)
@@ -557,7 +558,7 @@ strmap_put(struct strmap *m, uint64_t ref, const char *text, size_t len)
 	if (ref == 0)
 		return 0;
 	if ((m->n + 1) * 2 > m->nslot) {
-		size_t ns = m->nslot != 0 ? m->nslot * 2 : 64;
+		size_t ns = m->nslot != 0 ? m->nslot * 2 : 8;
 		struct strmap_ent *ne = calloc(ns, sizeof(*ne));
 
 		if (ne == NULL)
@@ -591,66 +592,6 @@ strmap_put(struct strmap *m, uint64_t ref, const char *text, size_t len)
 	m->e[h].ref = ref;
 	m->e[h].text = d;
 	m->e[h].len = len;
-	m->n++;
-	return 0;
-}
-
-/* Integer key (tid, counter id) -> array index, open addressing. */
-struct idmap {
-	struct idmap_ent {
-		int64_t key;
-		uint32_t idx1;          /* index + 1, 0 = empty */
-	} *e;
-	size_t n, nslot;
-};
-
-static int64_t
-idmap_get(const struct idmap *m, int64_t key)
-{
-	size_t h;
-
-	if (m->nslot == 0)
-		return -1;
-	h = (size_t)hash_bytes(&key, sizeof(key)) & (m->nslot - 1);
-	while (m->e[h].idx1 != 0) {
-		if (m->e[h].key == key)
-			return (int64_t)m->e[h].idx1 - 1;
-		h = (h + 1) & (m->nslot - 1);
-	}
-	return -1;
-}
-
-/* @key must not be in @m yet. */
-static int
-idmap_put(struct idmap *m, int64_t key, size_t idx)
-{
-	size_t h;
-
-	if (idx >= UINT32_MAX)
-		return -ENOMEM;
-	if ((m->n + 1) * 2 > m->nslot) {
-		size_t ns = m->nslot != 0 ? m->nslot * 2 : 64;
-		struct idmap_ent *ne = calloc(ns, sizeof(*ne));
-
-		if (ne == NULL)
-			return -ENOMEM;
-		for (size_t i = 0; i < m->nslot; i++) {
-			if (m->e[i].idx1 == 0)
-				continue;
-			h = (size_t)hash_bytes(&m->e[i].key, 8) & (ns - 1);
-			while (ne[h].idx1 != 0)
-				h = (h + 1) & (ns - 1);
-			ne[h] = m->e[i];
-		}
-		free(m->e);
-		m->e = ne;
-		m->nslot = ns;
-	}
-	h = (size_t)hash_bytes(&key, sizeof(key)) & (m->nslot - 1);
-	while (m->e[h].idx1 != 0)
-		h = (h + 1) & (m->nslot - 1);
-	m->e[h].key = key;
-	m->e[h].idx1 = (uint32_t)(idx + 1);
 	m->n++;
 	return 0;
 }
@@ -703,7 +644,7 @@ pmap_put(struct pmap *m, uint64_t a, uint64_t b, size_t idx)
 	if (idx >= UINT32_MAX - 1)
 		return -ENOMEM;
 	if ((m->n + 1) * 2 > m->nslot) {
-		size_t ns = m->nslot != 0 ? m->nslot * 2 : 64;
+		size_t ns = m->nslot != 0 ? m->nslot * 2 : 8;
 		struct pmap_ent *ne = calloc(ns, sizeof(*ne));
 
 		if (ne == NULL)
@@ -880,6 +821,7 @@ struct gthread {
 
 struct gschema {
 	bool present;
+	uint32_t id;
 	char *name;
 	uint32_t category;
 	uint64_t display;
@@ -1011,12 +953,13 @@ struct gsess {
 	struct gthread *th;
 	size_t nth, thcap;
 	size_t th_last;                 /* lookup cache */
-	struct idmap th_idx;            /* tid -> th[] */
-	struct gschema *schema;         /* indexed by id, 0..65535 */
-	size_t nschema;
+	struct rtprof_idmap th_idx;            /* tid -> th[] */
+	struct gschema *schema;         /* as declared (schema_of()) */
+	size_t nschema, schemacap;
+	struct rtprof_idmap schema_idx; /* schema id -> schema[] */
 	struct gcounter *ctr;
 	size_t nctr, ctrcap;
-	struct idmap ctr_idx;           /* counter id -> ctr[] */
+	struct rtprof_idmap ctr_idx;           /* counter id -> ctr[] */
 	struct strmap strings;
 	uint64_t (*pause)[2];
 	size_t npause, pausecap;
@@ -1132,7 +1075,7 @@ thread_get(struct gsess *g, int64_t tid)
 
 	if (g->th_last < g->nth && g->th[g->th_last].tid == tid)
 		return &g->th[g->th_last];
-	i = idmap_get(&g->th_idx, tid);
+	i = rtprof_idmap_get(&g->th_idx, tid);
 	if (i >= 0) {
 		g->th_last = (size_t)i;
 		return &g->th[i];
@@ -1141,7 +1084,7 @@ thread_get(struct gsess *g, int64_t tid)
 	t.tid = tid;
 	if (VEC_PUSH(g, g->th, g->nth, g->thcap, t) != 0)
 		return NULL;
-	if (idmap_put(&g->th_idx, tid, g->nth - 1) != 0) {
+	if (rtprof_idmap_set(&g->th_idx, tid, g->nth - 1) != 0) {
 		gecko_fail(g, -ENOMEM);
 		return NULL;
 	}
@@ -1460,38 +1403,84 @@ on_thread(void *ctx, const struct rtprof_dump_thread *t)
 static bool format_is_index(const char *f);
 static const char *field_format(const char *declared, uint32_t kind);
 
+/* Marker schema @id of @g, NULL when the session did not declare it. */
+static const struct gschema *
+schema_of(const struct gsess *g, uint32_t id)
+{
+	int64_t i = rtprof_idmap_get(&g->schema_idx, id);
+
+	return i >= 0 ? &g->schema[i] : NULL;
+}
+
+static void
+schema_clear(struct gschema *sc)
+{
+	free(sc->name);
+	free(sc->tooltip);
+	free(sc->table);
+	free(sc->chart);
+	for (uint32_t k = 0; k < sc->nfields; k++) {
+		free(sc->f[k].key);
+		free(sc->f[k].label);
+		free(sc->f[k].format);
+	}
+	free(sc->f);
+	memset(sc, 0, sizeof(*sc));
+}
+
+/*
+ * The entry of schema @id, emptied (a later SCHEMA frame for an id
+ * replaces the earlier one); NULL on ENOMEM. The table holds what the
+ * session declares: a session of one schema costs one entry, not 65536.
+ */
+static struct gschema *
+schema_slot(struct gsess *g, uint32_t id)
+{
+	int64_t i = rtprof_idmap_get(&g->schema_idx, id);
+	struct gschema *sc;
+
+	if (i >= 0) {
+		sc = &g->schema[i];
+	} else {
+		if (grow((void **)&g->schema, &g->schemacap, g->nschema + 1,
+		    sizeof(*g->schema)) != 0 ||
+		    rtprof_idmap_set(&g->schema_idx, id, g->nschema) != 0) {
+			gecko_fail(g, -ENOMEM);
+			return NULL;
+		}
+		sc = &g->schema[g->nschema++];
+		memset(sc, 0, sizeof(*sc));
+	}
+	schema_clear(sc);
+	sc->id = id;
+	sc->present = true;
+	return sc;
+}
+
+/* @name, or when empty (the front-end shows nothing) @fmt with @n. */
+static char *
+dup_named(const char *name, const char *fmt, uint32_t n, int *err)
+{
+	char buf[48];
+
+	if (name != NULL && name[0] != '\0')
+		return dup_opt(name, err);
+	snprintf(buf, sizeof(buf), fmt, n);
+	return dup_opt(buf, err);
+}
+
 static int
 on_schema(void *ctx, const struct rtprof_dump_schema *s)
 {
 	struct gsess *g = cur_sess(ctx);
 	struct gschema *sc;
 
-	if (g == NULL)
+	if (g == NULL || s->id > 65535)
 		return 0;
-	if (g->schema == NULL) {
-		g->nschema = 65536;
-		g->schema = calloc(g->nschema, sizeof(*g->schema));
-		if (g->schema == NULL)
-			return gecko_fail(g, -ENOMEM);
-	}
-	if (s->id >= g->nschema)
-		return 0;
-	sc = &g->schema[s->id];
-	if (sc->present) {
-		free(sc->name);
-		free(sc->tooltip);
-		free(sc->table);
-		free(sc->chart);
-		for (uint32_t i = 0; i < sc->nfields; i++) {
-			free(sc->f[i].key);
-			free(sc->f[i].label);
-			free(sc->f[i].format);
-		}
-		free(sc->f);
-	}
-	memset(sc, 0, sizeof(*sc));
-	sc->present = true;
-	sc->name = dup_opt(s->name != NULL ? s->name : "", &g->err);
+	sc = schema_slot(g, s->id);
+	if (sc == NULL)
+		return g->err;
+	sc->name = dup_named(s->name, "Marker type %u", s->id, &g->err);
 	sc->category = s->category;
 	sc->display = s->display;
 	sc->tooltip = dup_opt(s->tooltip, &g->err);
@@ -1506,8 +1495,8 @@ on_schema(void *ctx, const struct rtprof_dump_schema *s)
 	for (uint32_t i = 0; i < s->nfields; i++) {
 		const struct rtprof_dump_field *f = &s->fields[i];
 
-		sc->f[i].key = dup_opt(f->key != NULL ? f->key : "", &g->err);
-		sc->f[i].label = dup_opt(f->label != NULL ? f->label : "",
+		sc->f[i].key = dup_named(f->key, "field%u", i + 1, &g->err);
+		sc->f[i].label = dup_named(f->label, "Field %u", i + 1,
 		    &g->err);
 		sc->f[i].format = dup_opt(f->format != NULL ? f->format : "",
 		    &g->err);
@@ -1525,7 +1514,7 @@ static struct gcounter *
 counter_get(struct gsess *g, uint32_t id)
 {
 	struct gcounter c;
-	int64_t i = idmap_get(&g->ctr_idx, id);
+	int64_t i = rtprof_idmap_get(&g->ctr_idx, id);
 
 	if (i >= 0)
 		return &g->ctr[i];
@@ -1533,7 +1522,7 @@ counter_get(struct gsess *g, uint32_t id)
 	c.id = id;
 	if (VEC_PUSH(g, g->ctr, g->nctr, g->ctrcap, c) != 0)
 		return NULL;
-	if (idmap_put(&g->ctr_idx, id, g->nctr - 1) != 0) {
+	if (rtprof_idmap_set(&g->ctr_idx, id, g->nctr - 1) != 0) {
 		gecko_fail(g, -ENOMEM);
 		return NULL;
 	}
@@ -2199,6 +2188,7 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
     const struct rtprof_rec_view *r)
 {
 	struct gsess *g = cur_sess(ctx);
+	const struct gschema *sc;
 	struct gthread *th;
 	struct gmark m;
 
@@ -2251,10 +2241,8 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
 		m.vals = vals_copy(g, r);
 		if (g->err != 0)
 			return g->err;
-		if (g->schema != NULL && g->schema[r->id].present)
-			m.category = (uint8_t)g->schema[r->id].category;
-		else
-			m.category = 0;
+		sc = schema_of(g, r->id);
+		m.category = sc != NULL ? (uint8_t)sc->category : 0;
 		note_time(g, m.t1);
 		return marker_add(g, th, &m);
 	case RTPROF_REC_COUNTER:
@@ -2470,25 +2458,12 @@ gsess_free(struct gsess *g)
 		scache_free(&th->sc);
 	}
 	free(g->th);
-	free(g->th_idx.e);
-	free(g->ctr_idx.e);
-	for (size_t i = 0; g->schema != NULL && i < g->nschema; i++) {
-		struct gschema *sc = &g->schema[i];
-
-		if (!sc->present)
-			continue;
-		free(sc->name);
-		free(sc->tooltip);
-		free(sc->table);
-		free(sc->chart);
-		for (uint32_t k = 0; k < sc->nfields; k++) {
-			free(sc->f[k].key);
-			free(sc->f[k].label);
-			free(sc->f[k].format);
-		}
-		free(sc->f);
-	}
+	rtprof_idmap_free(&g->th_idx);
+	rtprof_idmap_free(&g->ctr_idx);
+	for (size_t i = 0; i < g->nschema; i++)
+		schema_clear(&g->schema[i]);
 	free(g->schema);
+	rtprof_idmap_free(&g->schema_idx);
 	for (size_t i = 0; i < g->nctr; i++) {
 		free(g->ctr[i].name);
 		free(g->ctr[i].category);
@@ -2674,9 +2649,8 @@ field_format(const char *declared, uint32_t kind)
 
 
 static void
-write_schema(struct gsess *g, struct json *j, size_t id)
+write_schema(struct json *j, const struct gschema *sc)
 {
-	const struct gschema *sc = &g->schema[id];
 
 	json_obj(j);
 	json_key(j, "name");
@@ -2910,10 +2884,39 @@ write_overhead_schema(struct json *j)
  */
 static void write_counter_schemas(struct gsess *g, struct json *j);
 
+static int
+schema_cmp(const void *a, const void *b)
+{
+	const struct gschema *x = *(const struct gschema *const *)a;
+	const struct gschema *y = *(const struct gschema *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* @g's schemas in id order (malloc'ed), NULL when none or on ENOMEM. */
+static const struct gschema **
+schema_order(struct gsess *g)
+{
+	const struct gschema **o;
+
+	if (g->nschema == 0)
+		return NULL;
+	o = malloc(g->nschema * sizeof(*o));
+	if (o == NULL) {
+		gecko_fail(g, -ENOMEM);
+		return NULL;
+	}
+	for (size_t i = 0; i < g->nschema; i++)
+		o[i] = &g->schema[i];
+	qsort(o, g->nschema, sizeof(*o), schema_cmp);
+	return o;
+}
+
 static void
 write_meta(struct gsess *g, struct json *j, bool top)
 {
 	double interval = sess_interval(g);
+	const struct gschema **order;
 	struct strtab seen;
 	char oscpu[256];
 
@@ -2985,19 +2988,19 @@ write_meta(struct gsess *g, struct json *j, bool top)
 	 * markers and those of later types with the same name share it).
 	 */
 	memset(&seen, 0, sizeof(seen));
-	for (size_t i = 0; g->schema != NULL && i < g->nschema; i++) {
+	order = schema_order(g);
+	for (size_t i = 0; order != NULL && i < g->nschema; i++) {
+		const struct gschema *sc = order[i];
 		size_t before = seen.n;
 
-		if (!g->schema[i].present)
-			continue;
-		if (strtab_intern(&seen, g->schema[i].name,
-		    strlen(g->schema[i].name)) < 0) {
+		if (strtab_intern(&seen, sc->name, strlen(sc->name)) < 0) {
 			gecko_fail(g, -ENOMEM);
 			break;
 		}
 		if (seen.n != before)
-			write_schema(g, j, i);
+			write_schema(j, sc);
 	}
+	free(order);
 	strtab_free(&seen);
 	/* rtprof's own marker types. */
 	json_obj(j);
@@ -3956,9 +3959,8 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 	const char *name;
 	size_t n;
 
-	if (m->kind == RTPROF_REC_TYPED && g->schema != NULL &&
-	    g->schema[m->type].present)
-		sc = &g->schema[m->type];
+	if (m->kind == RTPROF_REC_TYPED)
+		sc = schema_of(g, m->type);
 	json_arr(j);
 	if (m->kind == GMARK_DROPPED) {
 		name = "Dropped events";
@@ -4963,8 +4965,8 @@ struct rtprof_gecko_writer {
 	struct membuf meta;             /* top-level meta, without range */
 	bool have_range;
 	double range_a, range_b;        /* top-level ms */
-	int64_t *pids;                  /* pids written so far */
-	size_t npids, pidcap;
+	struct rtprof_idmap pids;       /* pids written so far */
+	struct rtprof_idmap pid_next;   /* dump pid -> next k to try */
 	bool sampled;                   /* a session has sampler samples */
 	bool unsymbolized;              /* a session's natives stay hex */
 };
@@ -4993,10 +4995,29 @@ rtprof_gecko_writer_new(struct rtprof_gecko_writer **out,
 static bool
 pid_used(const struct rtprof_gecko_writer *w, int64_t pid)
 {
-	for (size_t i = 0; i < w->npids; i++)
-		if (w->pids[i] == pid)
-			return true;
-	return false;
+	return rtprof_idmap_get(&w->pids, pid) >= 0;
+}
+
+/*
+ * The pid @g is written with: its own, or the first free one of pid + k *
+ * 4194304 (above PID_MAX_LIMIT; wrapping: a dump's pid may be anything).
+ * Each dump pid remembers the k it reached, so N sessions of one pid cost
+ * O(N), not O(N^2) probes.
+ */
+static int
+choose_pid(struct rtprof_gecko_writer *w, int64_t dpid, int64_t *out)
+{
+	int64_t k0 = rtprof_idmap_get(&w->pid_next, dpid);
+	uint64_t k = k0 > 0 ? (uint64_t)k0 : 0;
+	int64_t pid = (int64_t)((uint64_t)dpid + k * 4194304u);
+
+	while (pid_used(w, pid))
+		pid = (int64_t)((uint64_t)dpid + ++k * 4194304u);
+	if (rtprof_idmap_set(&w->pid_next, dpid, (size_t)k + 1) != 0 ||
+	    rtprof_idmap_set(&w->pids, pid, 0) != 0)
+		return -ENOMEM;
+	*out = pid;
+	return 0;
 }
 
 /* Choose the pid and process name that @g is shown with. */
@@ -5004,11 +5025,10 @@ static int
 name_process(struct rtprof_gecko_writer *w, struct gsess *g)
 {
 	const char *p = g->process != NULL ? g->process : "";
-	int64_t pid = g->pid;
+	int64_t pid;
 
-	/* Above PID_MAX_LIMIT; wrapping (a dump's pid may be anything). */
-	for (uint64_t k = 1; pid_used(w, pid); k++)
-		pid = (int64_t)((uint64_t)g->pid + k * 4194304u);
+	if (choose_pid(w, g->pid, &pid) != 0)
+		return -ENOMEM;
 	g->out_pid = pid;
 	if (g->ordinal > 1)
 		snprintf(g->out_name, sizeof(g->out_name), "%s (session %"
@@ -5018,10 +5038,6 @@ name_process(struct rtprof_gecko_writer *w, struct gsess *g)
 		    ")", p, g->pid);
 	else
 		snprintf(g->out_name, sizeof(g->out_name), "%s", p);
-	if (grow((void **)&w->pids, &w->pidcap, w->npids + 1,
-	    sizeof(*w->pids)) != 0)
-		return -ENOMEM;
-	w->pids[w->npids++] = pid;
 	return 0;
 }
 
@@ -5190,7 +5206,8 @@ rtprof_gecko_writer_finish(struct rtprof_gecko_writer *w)
 		rc = j->err;
 	}
 	free(w->meta.p);
-	free(w->pids);
+	rtprof_idmap_free(&w->pids);
+	rtprof_idmap_free(&w->pid_next);
 	for (size_t i = 0; i < w->nnotes; i++) {
 		free((char *)w->notes[i].what);
 		free((char *)w->notes[i].dump);
@@ -5270,7 +5287,7 @@ static void
 print_session(const struct gsess *g, FILE *out)
 {
 	uint64_t drop_full = 0, drop_nested = 0;
-	size_t nschema = 0;
+	size_t nschema;
 
 	fprintf(out, "session %" PRIu64 ":\n", g->ordinal);
 	{
@@ -5333,8 +5350,7 @@ print_session(const struct gsess *g, FILE *out)
 	for (unsigned k = 1; k <= RTPROF_REC_KIND_MAX; k++)
 		fprintf(out, " %s %" PRIu64, rtprof_dump_rec_kind_name(k),
 		    g->recs_by_kind[k]);
-	for (size_t i = 0; g->schema != NULL && i < g->nschema; i++)
-		nschema += g->schema[i].present;
+	nschema = g->nschema;
 	fprintf(out, "\n%zu counter(s), %zu marker type(s), %zu pause(s), "
 	    "%" PRIu64 " event(s)\n", g->nctr, nschema, g->npause,
 	    g->ev_total);

@@ -18,6 +18,13 @@
  *                                     bytes, then 16 MiB of zeros, then one
  *                                     intact session
  *   hostile_gen sessions OUT N        N small intact sessions in a row
+ *   hostile_gen samepid OUT N         N small sessions, all of pid 7000
+ *   hostile_gen schemas OUT N         N small sessions, each declaring
+ *                                     one marker schema (id 3) and using it
+ *   hostile_gen threads OUT N         one session whose sampler reports N
+ *                                     thread ids (a SAME record each)
+ *   hostile_gen strings OUT N         one session with N strings and a
+ *                                     Blocked marker naming each one
  *
  * OUT "-" is stdout. Deterministic. Exit 0, or 2 on a usage or write error.
  *
@@ -308,12 +315,21 @@ gen_badheader(FILE *f)
 	return rc;
 }
 
-static int
-gen_one_small(struct dg *g, uint32_t session)
+/* The header of a small session of @pid. */
+static struct dg_header
+small_header(int64_t pid, uint32_t session)
 {
-	struct dg_header h = { .pid = 5000 + (int64_t)(session & 0xfff),
-		.start_ticks = 1000, .start_mono_ns = 1000,
-		.start_wall_ns = 1700000000000000000, .session = session };
+	struct dg_header h = { .pid = pid, .start_ticks = 1000,
+		.start_mono_ns = 1000, .start_wall_ns = 1700000000000000000,
+		.session = session };
+
+	return h;
+}
+
+static int
+gen_one_small(struct dg *g, int64_t pid, uint32_t session)
+{
+	struct dg_header h = small_header(pid, session);
 	int rc = begin_session(g, &h);
 
 	if (rc == 0)
@@ -329,7 +345,90 @@ gen_sessions(struct dg *g, unsigned long n)
 	int rc = 0;
 
 	for (unsigned long i = 0; i < n && rc == 0; i++)
-		rc = gen_one_small(g, 0x5e000000u + (uint32_t)i);
+		rc = gen_one_small(g, 5000 + (int64_t)(i & 0xfff),
+		    0x5e000000u + (uint32_t)i);
+	return rc;
+}
+
+/* @n sessions of one pid, each with one thread and one marker. */
+static int
+gen_samepid(struct dg *g, unsigned long n)
+{
+	int rc = 0;
+
+	for (unsigned long i = 0; i < n && rc == 0; i++)
+		rc = gen_one_small(g, 7000, 0x5a000000u + (uint32_t)i);
+	return rc;
+}
+
+/* @n sessions, each declaring marker schema 3 and writing one marker. */
+static int
+gen_schemas(struct dg *g, unsigned long n)
+{
+	static const struct dg_field f[] = { { "n", "N", "integer", 1 } };
+	static const unsigned kinds[] = { 1 };
+	static const uint64_t v[] = { 42 };
+	int rc = 0;
+
+	for (unsigned long i = 0; i < n && rc == 0; i++) {
+		struct dg_header h = small_header(8000 + (int64_t)i,
+		    0x5c000000u + (uint32_t)i);
+
+		rc = dg_header(g, &h);
+		if (rc == 0)
+			rc = dg_schema(g, 3, "Typed", 2, f, 1);
+		if (rc == 0)
+			rc = dg_rec_typed(g, TID_MAIN, 1, 2000, 2500, 3, kinds,
+			    v, NULL, 1);
+		if (rc == 0)
+			rc = dg_trailer(g, 3000, 3000);
+	}
+	return rc;
+}
+
+/* One session whose sampler reports @n thread ids, one SAME each. */
+static int
+gen_threads(struct dg *g, unsigned long n)
+{
+	struct dg_header h = { .pid = 4244, .start_ticks = 1000,
+		.start_mono_ns = 1000, .start_wall_ns = 1700000000000000000 };
+	int rc = begin_session(g, &h);
+
+	for (unsigned long i = 0; i < n && rc == 0; i++)
+		rc = dg_rec_same(g, TID_SAMPLER, 2000 + i, 1000 + (int64_t)i,
+		    1000, 0);
+	if (rc == 0)
+		rc = dg_trailer(g, 3000 + n, 3000 + n);
+	return rc;
+}
+
+/* One session with @n strings, each the call of one Blocked marker. */
+static int
+gen_strings(struct dg *g, unsigned long n)
+{
+	static const struct dg_field f[] = {
+		{ "call", "Call", "unique-string", 4 },
+	};
+	static const unsigned kinds[] = { 4 };
+	struct dg_header h = { .pid = 4245, .start_ticks = 1000,
+		.start_mono_ns = 1000, .start_wall_ns = 1700000000000000000 };
+	char name[32];
+	int rc = begin_session(g, &h);
+
+	if (rc == 0)
+		rc = dg_schema(g, 2, "Blocked", 2, f, 1);
+	for (unsigned long i = 0; i < n && rc == 0; i++) {
+		snprintf(name, sizeof(name), "call%lu", i);
+		rc = dg_string(g, 0x1000 + i, name);
+	}
+	for (unsigned long i = 0; i < n && rc == 0; i++) {
+		uint64_t ref = 0x1000 + i;
+
+		rc = dg_rec_typed(g, TID_MAIN, 1, 2000 + i, 2100 + i, 2,
+		    kinds, &ref, NULL, 1);
+	}
+	if (rc == 0)
+		rc = dg_trailer(g, 3000 + n, 3000 + n);
 	return rc;
 }
 
@@ -356,7 +455,7 @@ gen_bogus(struct dg *g, FILE *f, unsigned long n)
 			return -EIO;
 	if (fflush(f) != 0)
 		return -EIO;
-	return gen_one_small(g, 0x600d0001u);
+	return gen_one_small(g, 5001, 0x600d0001u);
 }
 
 static int
@@ -369,7 +468,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: " PROG " modules OUT PATH... | escapes OUT | "
-	    "extremes OUT | badheader OUT | bogus OUT N | sessions OUT N\n");
+	    "extremes OUT | badheader OUT | bogus OUT N | sessions OUT N | "
+	    "samepid OUT N | schemas OUT N | threads OUT N | strings OUT N\n");
 }
 
 static int
@@ -389,6 +489,14 @@ run(const char *mode, FILE *f, struct dg *g, int argc, char **argv)
 		return gen_bogus(g, f, n);
 	if (strcmp(mode, "sessions") == 0 && n > 0)
 		return gen_sessions(g, n);
+	if (strcmp(mode, "samepid") == 0 && n > 0)
+		return gen_samepid(g, n);
+	if (strcmp(mode, "schemas") == 0 && n > 0)
+		return gen_schemas(g, n);
+	if (strcmp(mode, "threads") == 0 && n > 0)
+		return gen_threads(g, n);
+	if (strcmp(mode, "strings") == 0 && n > 0)
+		return gen_strings(g, n);
 	usage();
 	return -EINVAL;
 }

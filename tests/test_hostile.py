@@ -23,6 +23,16 @@ dumps and streams made to hurt them (tests/hostile_gen.c).
    within a few seconds of CPU (the scanner's hunt used to cost 16 MiB of
    CRC per header: minutes). 5000 sessions: capture writes 1000 files (the
    default --max-sessions) and exits 1; --max-sessions 7 writes 7.
+5. Growth (item 3): dumps whose size is modest but whose shape made the
+   converter or summarize grow far faster than the input run under a
+   256 MiB address-space limit and a CPU-time limit, each sized so that
+   the code before the fix failed it: 20000 sessions each declaring one
+   marker schema (a 65536-entry table each: ENOMEM), 8000 sessions of one
+   pid (the pid search was O(N^3): > 15 s), 100000 thread ids in one
+   session (per-thread tables of 64 slots, and eviction scanning every
+   stream: ENOMEM), and for summarize 300000 thread ids and 400000
+   strings (linear lookups: ~30 s and ~20 s). The outputs are checked:
+   every session a process, the pids distinct, every thread shown.
 """
 
 import json
@@ -205,6 +215,66 @@ def many_sessions():
     print("test_hostile: 5000 sessions: capture stops writing at the cap")
 
 
+GROW_AS = 256 << 20      # address space of one growth run
+GROW_CPU = 10            # CPU seconds of one growth run
+
+
+def limited():
+    resource.setrlimit(resource.RLIMIT_AS, (GROW_AS, GROW_AS))
+    resource.setrlimit(resource.RLIMIT_CPU, (GROW_CPU, GROW_CPU))
+
+
+def run_limited(args, what):
+    """Runs @args under GROW_AS and GROW_CPU; fails unless it exits 0.
+    Returns stdout and the CPU seconds it took."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       preexec_fn=limited, timeout=TIME_LIMIT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    check(r.returncode == 0, f"{what}: exit {r.returncode} under "
+          f"{GROW_AS >> 20} MiB / {GROW_CPU} s of CPU:\n"
+          f"{r.stderr.decode(errors='replace')[-1000:]}")
+    print(f"test_hostile: {what}: {cpu:.2f} s of CPU, "
+          f"{after.ru_maxrss >> 10} MiB peak of the largest child so far")
+    return r.stdout, cpu
+
+
+def convert_limited(mode, n):
+    dump = os.path.join(DIR, f"grow-{mode}.rtprof")
+    gen(mode, dump, n)
+    prof = os.path.join(DIR, f"grow-{mode}.json")
+    size = os.path.getsize(dump) >> 20
+    run_limited([M2G, "--quiet", dump, "-o", prof],
+                f"msgpack2gecko, {mode} {n} ({size} MiB)")
+    with open(prof) as f:
+        return json.load(f)
+
+
+def growth():
+    p = convert_limited("schemas", 20000)
+    procs = p["processes"]
+    check(len(procs) == 19999, f"schemas: {len(procs)} sub-processes")
+    check(all(q["meta"]["markerSchema"][0]["name"] == "Typed"
+              for q in procs), "schemas: a session lost its schema")
+    p = convert_limited("samepid", 8000)
+    pids = [p["threads"][0]["pid"]] + [q["threads"][0]["pid"]
+                                       for q in p["processes"]]
+    check(len(set(pids)) == 8000, f"samepid: {len(set(pids))} pids")
+    check(all((int(x) - 7000) % 4194304 == 0 for x in pids),
+          "samepid: a pid not of the form 7000 + k * 4194304")
+    p = convert_limited("threads", 100000)
+    tids = {t["tid"] for t in p["threads"]}
+    check(len(tids) >= 100000, f"threads: {len(tids)} threads shown")
+    for mode, n, want in (("threads", 300000, b"(tid 300999)"),
+                          ("strings", 400000, b"call399999")):
+        dump = os.path.join(DIR, f"grow-sum-{mode}.rtprof")
+        gen(mode, dump, n)
+        out, _ = run_limited([RTPROF, "summarize", "--top", "1000000",
+                              dump], f"summarize, {mode} {n}")
+        check(want in out, f"summarize {mode}: {want} not in the output")
+
+
 def main():
     shutil.rmtree(DIR, ignore_errors=True)
     os.makedirs(DIR)
@@ -213,6 +283,7 @@ def main():
     escapes()
     bogus_headers()
     many_sessions()
+    growth()
     print("test_hostile: ok")
 
 
