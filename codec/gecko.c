@@ -695,7 +695,13 @@ struct gmark {
 };
 
 /* A placeholder sample: a sleep/wake change of a thread not sampled. */
+/*
+ * Keyed spill records start with key = time_key(t): the spill sorts by
+ * it, and raw ticks are not in time order when the clock wraps past
+ * UINT64_MAX after the session's start.
+ */
 struct gsample {
+	uint64_t key;
 	uint64_t t;
 	uint32_t seq;
 	bool idle;
@@ -706,6 +712,7 @@ struct gsample {
  * stack is a node of the thread's raw stack tree.
  */
 struct gsmp {
+	uint64_t key;                   /* time_key(t) */
 	uint64_t t;
 	uint64_t cpu_ns;
 	uint32_t stack;                 /* index into gthread.rs */
@@ -838,6 +845,7 @@ struct gschema {
 };
 
 struct gcval {
+	uint64_t key;                   /* time_key(t) */
 	uint64_t t;
 	int64_t v;
 	uint32_t seq;
@@ -913,7 +921,9 @@ struct gsess {
 	char *sysname, *release, *machine, *hostname;
 	int64_t cpus;
 	char *clock_source;
-	double ticks_per_second;
+	double ticks_per_second;        /* plausible (clock_rate_ok()) */
+	bool rate_replaced;             /* the HEADER's was not: 1e9 */
+	double bad_rate;                /* the HEADER's then */
 	uint64_t start_ticks;
 	int64_t start_mono_ns, start_wall_ns;
 	char *mode;
@@ -922,6 +932,7 @@ struct gsess {
 	uint32_t ndump_cat;
 	struct gecko_cat cat[GECKO_MAX_CATEGORIES];
 	uint32_t ncat;
+	uint32_t *cat_out;              /* written index of each (out_cat) */
 	uint32_t cat_default, cat_idle, cat_profiler, cat_user;
 
 	/* Sampler records. */
@@ -1052,19 +1063,48 @@ spill_get(struct gsess *g, struct rtprof_spill_stream *st, rtprof_spill_cb cb,
  * ticks_per_second, or, when the TRAILER's stop pair is known, the rate
  * measured over the whole session (docs/wire-format.md, HEADER).
  */
+/*
+ * A clock rate times can be computed with: 1 kHz to 1 THz. A dump's rate
+ * may be anything (1e-300, a denormal, NaN): 1e9 / rate is then infinite
+ * and every time null in the profile, which the front-end rejects.
+ */
+#define CLOCK_RATE_MIN 1e3
+#define CLOCK_RATE_MAX 1e12
+
+static bool
+clock_rate_ok(double ticks_per_second)
+{
+	return ticks_per_second >= CLOCK_RATE_MIN &&
+	    ticks_per_second <= CLOCK_RATE_MAX;
+}
+
 static double
 gecko_ms(const struct gsess *g, uint64_t ticks)
 {
 	double dt = (double)(int64_t)(ticks - g->start_ticks);
-	double ns_per_tick = 0.0;
+	double ns_per_tick = 1e9 / g->ticks_per_second;
 
 	if (g->have_trailer && g->stop_ticks > g->start_ticks &&
-	    g->stop_mono_ns > g->start_mono_ns)
-		ns_per_tick = rtprof_ns_diff(g->stop_mono_ns, g->start_mono_ns) /
-		    (double)(g->stop_ticks - g->start_ticks);
-	else if (g->ticks_per_second > 0.0)
-		ns_per_tick = 1e9 / g->ticks_per_second;
+	    g->stop_mono_ns > g->start_mono_ns) {
+		double measured = rtprof_ns_diff(g->stop_mono_ns,
+		    g->start_mono_ns) / (double)(g->stop_ticks -
+		    g->start_ticks);
+
+		if (clock_rate_ok(1e9 / measured))
+			ns_per_tick = measured;
+	}
 	return dt * ns_per_tick / 1e6;
+}
+
+/*
+ * The sort key of tick @t: its signed distance from the session's start,
+ * biased to unsigned, so that keys are in time order (gecko_ms()'s) even
+ * when the clock wrapped past UINT64_MAX after the start.
+ */
+static uint64_t
+time_key(const struct gsess *g, uint64_t t)
+{
+	return (t - g->start_ticks) ^ (1ull << 63);
 }
 
 static struct gthread *
@@ -1126,8 +1166,14 @@ color_of(const char *c)
 static int
 cat_add(struct gsess *g, const char *name, const char *color)
 {
+	char buf[32];
+
 	if (g->ncat >= GECKO_MAX_CATEGORIES)
 		return -1;
+	if (name[0] == '\0') {         /* the front-end would show nothing */
+		snprintf(buf, sizeof(buf), "Category %" PRIu32, g->ncat);
+		name = buf;
+	}
 	g->cat[g->ncat].name = dup_opt(name, &g->err);
 	g->cat[g->ncat].color = color_of(color);
 	return (int)g->ncat++;
@@ -1202,6 +1248,12 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	g->cpus = h->machine.cpus;
 	g->clock_source = dup_opt(h->clock.source, &g->err);
 	g->ticks_per_second = h->clock.ticks_per_second;
+	if (!clock_rate_ok(g->ticks_per_second)) {
+		/* Said in the gathering log (clockNote). */
+		g->rate_replaced = true;
+		g->bad_rate = g->ticks_per_second;
+		g->ticks_per_second = 1e9;
+	}
 	g->start_ticks = h->clock.start_ticks;
 	g->start_mono_ns = h->clock.start_mono_ns;
 	g->start_wall_ns = h->clock.start_wall_ns;
@@ -1561,6 +1613,7 @@ counter_value(struct gsess *g, uint32_t id, uint64_t t, int64_t v)
 	if (gc == NULL)
 		return g->err;
 	memset(&cv, 0, sizeof(cv));     /* no padding bytes in the file */
+	cv.key = time_key(g, t);
 	cv.t = t;
 	cv.v = v;
 	cv.seq = g->seq++;
@@ -1636,6 +1689,7 @@ sample_add(struct gsess *g, struct gthread *th, uint64_t t, bool idle)
 	struct gsample s;
 
 	memset(&s, 0, sizeof(s));
+	s.key = time_key(g, t);
 	s.t = t;
 	s.seq = g->seq++;
 	s.idle = idle;
@@ -1916,6 +1970,7 @@ smp_add(struct gsess *g, struct gthread *th, uint64_t t, uint64_t cpu_ns,
 	if (node < 0)
 		return g->err;
 	memset(&s, 0, sizeof(s));
+	s.key = time_key(g, t);
 	s.t = t;
 	s.cpu_ns = cpu_ns;
 	s.stack = (uint32_t)node;
@@ -2436,6 +2491,7 @@ gsess_free(struct gsess *g)
 	free(g->sampling_why);
 	for (uint32_t i = 0; i < g->ncat; i++)
 		free(g->cat[i].name);
+	free(g->cat_out);
 	for (size_t i = 0; i < g->nmod; i++)
 		free(g->mod[i].path);
 	free(g->mod);
@@ -2591,6 +2647,19 @@ static uint32_t
 cat_index(const struct gsess *g, uint32_t id)
 {
 	return id < g->ndump_cat ? id : g->cat_default;
+}
+
+/*
+ * The index written for @g's category @idx. The front-end reads the
+ * categories of the top-level meta only, so a sub-process's index is
+ * mapped to the top-level category of the same name, else to its
+ * default one (a sub-process with more categories than the top level
+ * wrote indexes past the end of that list).
+ */
+static uint32_t
+out_cat(const struct gsess *g, uint32_t idx)
+{
+	return g->cat_out != NULL && idx < g->ncat ? g->cat_out[idx] : idx;
 }
 
 static const char *
@@ -3425,7 +3494,7 @@ write_counter_marker(struct cval_ctx *c, const struct gcval *v, double t0,
 	json_f64(j, t0);
 	json_f64(j, t1 >= t0 ? t1 : t0);
 	json_u64(j, 1);
-	json_u64(j, counter_cat(c->g, c->c));
+	json_u64(j, out_cat(c->g, counter_cat(c->g, c->c)));
 	json_obj(j);
 	json_key(j, "type");
 	json_str(j, name);
@@ -3661,6 +3730,21 @@ write_notes(struct gsess *g, struct json *j)
 		json_arr_end(j);
 }
 
+/* Why the times of @g are not at its HEADER's clock rate. */
+static void
+write_clock_note(const struct gsess *g, struct json *j)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "the dump's clock rate, %g ticks per "
+	    "second, is not a plausible one (%g to %g): times are "
+	    "computed at 1e9 (ticks taken as nanoseconds), or at the rate "
+	    "measured between the header and the trailer", g->bad_rate,
+	    CLOCK_RATE_MIN, CLOCK_RATE_MAX);
+	json_key(j, "clockNote");
+	json_str(j, msg);
+}
+
 static void
 write_gathering_log(struct gsess *g, struct json *j)
 {
@@ -3699,6 +3783,8 @@ write_gathering_log(struct gsess *g, struct json *j)
 		json_str(j, g->sampling_why != NULL ? g->sampling_why : "");
 		json_obj_end(j);
 	}
+	if (g->rate_replaced)
+		write_clock_note(g, j);
 	json_key(j, "bytesRead");
 	json_u64(j, st->bytes);
 	json_key(j, "frames");
@@ -3996,7 +4082,7 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 	}
 	json_u64(j, m->phase);
 	if (m->kind == GMARK_DROPPED) {
-		json_u64(j, g->cat_profiler);
+		json_u64(j, out_cat(g, g->cat_profiler));
 		json_obj(j);
 		json_key(j, "type");
 		json_str(j, GECKO_DROPPED_SCHEMA);
@@ -4008,7 +4094,7 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 		json_arr_end(j);
 		return;
 	}
-	json_u64(j, cat_index(g, m->category));
+	json_u64(j, out_cat(g, cat_index(g, m->category)));
 	if (sc == NULL && stack < 0) {
 		json_null(j);
 	} else {
@@ -4056,7 +4142,7 @@ write_pause_marker(struct gsess *g, struct json *j, struct tout *to,
 	json_f64(j, gecko_ms(g, g->pause[i][0]));
 	json_f64(j, gecko_ms(g, g->pause[i][1]));
 	json_u64(j, 1);
-	json_u64(j, g->cat_profiler);
+	json_u64(j, out_cat(g, g->cat_profiler));
 	json_obj(j);
 	json_key(j, "type");
 	json_str(j, RTPROF_PAUSE_SCHEMA);
@@ -4248,7 +4334,7 @@ write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
 		json_null(j);
 		json_null(j);
 		json_null(j);
-		json_u64(j, f == 0 ? g->cat_default : g->cat_idle);
+		json_u64(j, out_cat(g, f == 0 ? g->cat_default : g->cat_idle));
 		json_u64(j, 0);
 		json_arr_end(j);
 	}
@@ -4451,6 +4537,7 @@ out_frame(struct gsess *g, struct tout *to, struct otables *o,
 	}
 	if (n->kind & RAW_IDLE)
 		cat = g->cat_idle;
+	cat = out_cat(g, cat);
 	if (g->err != 0)
 		return -1;
 	f = pmap_get(&o->fidx, (uint64_t)loc, cat);
@@ -4704,7 +4791,7 @@ write_overhead_marker(struct gsess *g, struct json *j, struct tout *to,
 	json_f64(j, w->t0);
 	json_f64(j, w->t1);
 	json_u64(j, 1);
-	json_u64(j, g->cat_profiler);
+	json_u64(j, out_cat(g, g->cat_profiler));
 	json_obj(j);
 	json_key(j, "type");
 	json_str(j, GECKO_OVERHEAD_SCHEMA);
@@ -4962,6 +5049,8 @@ struct rtprof_gecko_writer {
 	int err;
 	bool top_done;
 	int64_t top_wall_ns;            /* top-level meta.startTime, ns */
+	char **top_cat;                 /* the top level's category names */
+	uint32_t ntop_cat, top_cat_default;
 	struct membuf meta;             /* top-level meta, without range */
 	bool have_range;
 	double range_a, range_b;        /* top-level ms */
@@ -5077,6 +5166,44 @@ write_process_body(struct gsess *g, struct json *j)
 	g->sym = NULL;
 }
 
+/* Keep the top level's category names (@g is the top level). */
+static int
+keep_top_cats(struct rtprof_gecko_writer *w, const struct gsess *g)
+{
+	w->top_cat = calloc(g->ncat + 1, sizeof(*w->top_cat));
+	if (w->top_cat == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < g->ncat; i++) {
+		w->top_cat[i] = strdup(g->cat[i].name != NULL ?
+		    g->cat[i].name : "");
+		if (w->top_cat[i] == NULL)
+			return -ENOMEM;
+		w->ntop_cat = i + 1;
+	}
+	w->top_cat_default = g->cat_default;
+	return 0;
+}
+
+/* @g's category indexes in the top level's list (a sub-process). */
+static int
+map_cats(const struct rtprof_gecko_writer *w, struct gsess *g)
+{
+	g->cat_out = calloc(g->ncat + 1, sizeof(*g->cat_out));
+	if (g->cat_out == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < g->ncat; i++) {
+		g->cat_out[i] = w->top_cat_default;
+		for (uint32_t k = 0; k < w->ntop_cat; k++) {
+			if (g->cat[i].name != NULL &&
+			    strcmp(g->cat[i].name, w->top_cat[k]) == 0) {
+				g->cat_out[i] = k;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
 static int
 write_session(struct rtprof_gecko_writer *w, struct gsess *g)
 {
@@ -5096,7 +5223,8 @@ write_session(struct rtprof_gecko_writer *w, struct gsess *g)
 	    w->flt->from_ms - delta : -INFINITY;
 	g->win_b = w->flt != NULL && w->flt->has_to ?
 	    w->flt->to_ms - delta : INFINITY;
-	if (name_process(w, g) != 0)
+	if (name_process(w, g) != 0 ||
+	    (w->top_done ? map_cats(w, g) : keep_top_cats(w, g)) != 0)
 		return -ENOMEM;
 	w->sampled |= sess_sampled(g);
 	w->unsymbolized |= !sess_presymbolicated(g);
@@ -5207,6 +5335,9 @@ rtprof_gecko_writer_finish(struct rtprof_gecko_writer *w)
 	}
 	free(w->meta.p);
 	rtprof_idmap_free(&w->pids);
+	for (uint32_t i = 0; i < w->ntop_cat; i++)
+		free(w->top_cat[i]);
+	free(w->top_cat);
 	rtprof_idmap_free(&w->pid_next);
 	for (size_t i = 0; i < w->nnotes; i++) {
 		free((char *)w->notes[i].what);

@@ -25,6 +25,15 @@
  *                                     thread ids (a SAME record each)
  *   hostile_gen strings OUT N         one session with N strings and a
  *                                     Blocked marker naming each one
+ *   hostile_gen clocks OUT            sessions whose clock rate is 1e-300,
+ *                                     a denormal, 1e300 (no usable trailer
+ *                                     pair), with samples, markers, counters
+ *   hostile_gen categories OUT        a top level with 2 categories, then a
+ *                                     session with 41 (one unnamed) using
+ *                                     the last; an unnamed schema and field
+ *   hostile_gen wrap OUT              a session starting 1500 ticks before
+ *                                     the tick counter wraps, recording
+ *                                     across the wrap
  *
  * OUT "-" is stdout. Deterministic. Exit 0, or 2 on a usage or write error.
  *
@@ -458,6 +467,104 @@ gen_bogus(struct dg *g, FILE *f, unsigned long n)
 	return gen_one_small(g, 5001, 0x600d0001u);
 }
 
+/* Samples, markers and counter values at start + k * @step, k = 1..6. */
+static int
+timed_records(struct dg *g, uint64_t start, uint64_t step, unsigned cat)
+{
+	static const uint64_t frames[] = { 0x401000, 0x402000 };
+	int rc = dg_counter(g, 9, "level", "Other", "a gauge");
+
+	for (uint64_t k = 1; k <= 6 && rc == 0; k++) {
+		uint64_t t = start + k * step;
+
+		rc = sample(g, t, frames, 2);
+		if (rc == 0)
+			rc = dg_rec_interval(g, TID_MAIN, t, t + step / 2, 0x10,
+			    cat);
+		if (rc == 0)
+			rc = dg_rec_counter(g, TID_MAIN, t, 9, (int64_t)k);
+	}
+	if (rc == 0)
+		rc = dg_string(g, 0x10, "work");
+	return rc;
+}
+
+static int
+gen_clocks(struct dg *g)
+{
+	static const double rates[] = { 1e-300, 4.9e-324, 1e300 };
+	int rc = 0;
+
+	for (size_t i = 0; i < 3 && rc == 0; i++) {
+		struct dg_header h = small_header(9000 + (int64_t)i,
+		    0x5d000000u + (uint32_t)i);
+
+		h.ticks_per_second = rates[i];
+		rc = begin_session(g, &h);
+		if (rc == 0)
+			rc = timed_records(g, h.start_ticks, 1000000, 2);
+		if (rc == 0)    /* stop mono = start mono: no measured rate */
+			rc = dg_trailer(g, h.start_ticks + 8000000,
+			    h.start_mono_ns);
+	}
+	return rc;
+}
+
+static int
+gen_categories(struct dg *g)
+{
+	static const char *const two[] = { "A", "B" };
+	static const struct dg_field f[] = { { "", "", "integer", 1 } };
+	static const unsigned kinds[] = { 1 };
+	static const uint64_t v[] = { 7 };
+	const char *many[41];
+	char names[41][8];
+	struct dg_header h = small_header(9100, 0x5f000001u);
+	int rc;
+
+	h.categories = two;
+	h.ncategories = 2;
+	rc = begin_session(g, &h);
+	if (rc == 0)
+		rc = timed_records(g, h.start_ticks, 1000000, 1);
+	if (rc == 0)
+		rc = dg_trailer(g, h.start_ticks + 8000000, 8000000 + 1000);
+	for (int i = 0; i < 41; i++) {
+		snprintf(names[i], sizeof(names[i]), "C%d", i);
+		many[i] = i == 20 ? "" : names[i];
+	}
+	h = small_header(9101, 0x5f000002u);
+	h.categories = many;
+	h.ncategories = 41;
+	if (rc == 0)
+		rc = begin_session(g, &h);
+	if (rc == 0)
+		rc = timed_records(g, h.start_ticks, 1000000, 40);
+	if (rc == 0)
+		rc = dg_schema(g, 5, "", 20, f, 1);
+	if (rc == 0)
+		rc = dg_rec_typed(g, TID_MAIN, 1, 2000, 3000, 5, kinds, v, NULL,
+		    1);
+	if (rc == 0)
+		rc = dg_trailer(g, h.start_ticks + 8000000, 8000000 + 1000);
+	return rc;
+}
+
+static int
+gen_wrap(struct dg *g)
+{
+	struct dg_header h = small_header(9200, 0x5e5e0001u);
+	int rc;
+
+	h.start_ticks = UINT64_MAX - 1500;
+	rc = begin_session(g, &h);
+	if (rc == 0)
+		rc = timed_records(g, h.start_ticks, 500, 2);
+	if (rc == 0)
+		rc = dg_trailer(g, h.start_ticks + 4000, 1000 + 4000);
+	return rc;
+}
+
 static int
 write_file(void *ctx, const void *p, size_t n)
 {
@@ -469,7 +576,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: " PROG " modules OUT PATH... | escapes OUT | "
 	    "extremes OUT | badheader OUT | bogus OUT N | sessions OUT N | "
-	    "samepid OUT N | schemas OUT N | threads OUT N | strings OUT N\n");
+	    "samepid OUT N | schemas OUT N | threads OUT N | strings OUT N | "
+	    "clocks OUT | categories OUT | wrap OUT\n");
 }
 
 static int
@@ -497,6 +605,12 @@ run(const char *mode, FILE *f, struct dg *g, int argc, char **argv)
 		return gen_threads(g, n);
 	if (strcmp(mode, "strings") == 0 && n > 0)
 		return gen_strings(g, n);
+	if (strcmp(mode, "clocks") == 0)
+		return gen_clocks(g);
+	if (strcmp(mode, "categories") == 0)
+		return gen_categories(g);
+	if (strcmp(mode, "wrap") == 0)
+		return gen_wrap(g);
 	usage();
 	return -EINVAL;
 }

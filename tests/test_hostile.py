@@ -33,6 +33,14 @@ dumps and streams made to hurt them (tests/hostile_gen.c).
    stream: ENOMEM), and for summarize 300000 thread ids and 400000
    strings (linear lookups: ~30 s and ~20 s). The outputs are checked:
    every session a process, the pids distinct, every thread shown.
+6. Profiles the front-end would reject (item 5), each accepted by
+   tests/gecko_check.py now (the code before failed it): clock rates of
+   1e-300, a denormal and 1e300 (times were null; now at 1e9 with a
+   clockNote in the gathering log); a sub-process with 41 categories
+   under a top level with 2 (indexes past the top level's list; now
+   mapped by name or to its default); an empty category, schema and
+   field name (now named); a session recording across the wrap of the
+   tick counter (samples out of time order; now in order).
 """
 
 import json
@@ -235,8 +243,8 @@ def run_limited(args, what):
     check(r.returncode == 0, f"{what}: exit {r.returncode} under "
           f"{GROW_AS >> 20} MiB / {GROW_CPU} s of CPU:\n"
           f"{r.stderr.decode(errors='replace')[-1000:]}")
-    print(f"test_hostile: {what}: {cpu:.2f} s of CPU, "
-          f"{after.ru_maxrss >> 10} MiB peak of the largest child so far")
+    print(f"test_hostile: {what}: {cpu:.2f} s of CPU within "
+          f"{GROW_AS >> 20} MiB of address space")
     return r.stdout, cpu
 
 
@@ -275,6 +283,61 @@ def growth():
         check(want in out, f"summarize {mode}: {want} not in the output")
 
 
+CHECKER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "gecko_check.py")
+
+
+def converted(mode):
+    """The profile of hostile_gen @mode, checked by gecko_check.py."""
+    dump = os.path.join(DIR, f"{mode}.rtprof")
+    gen(mode, dump)
+    prof = os.path.join(DIR, f"{mode}.json")
+    run([M2G, "--quiet", dump, "-o", prof], want=(0,))
+    r = subprocess.run([sys.executable, CHECKER, "--quiet", prof],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=TIME_LIMIT)
+    check(r.returncode == 0, f"{mode}: gecko_check.py:\n"
+          f"{r.stdout.decode(errors='replace')[:3000]}")
+    with open(prof) as f:
+        return json.load(f)
+
+
+def all_processes(p):
+    return [p] + p["processes"]
+
+
+def rejected_profiles():
+    p = converted("clocks")
+    for q in all_processes(p):
+        note = q["profileGatheringLog"].get("clockNote", "")
+        check("not a plausible" in note, f"clocks: no clockNote: {note!r}")
+        times = [row[1] for row in q["threads"][0]["samples"]["data"]]
+        check(times and all(isinstance(t, (int, float)) for t in times),
+              f"clocks: sample times {times}")
+    p = converted("categories")
+    top = [c["name"] for c in p["meta"]["categories"]]
+    sub = p["processes"][0]
+    check(all(c["name"] for c in sub["meta"]["categories"]),
+          "categories: an unnamed category")
+    for th in sub["threads"]:
+        for m in th["markers"]["data"]:
+            check(m[4] < len(top), f"categories: marker category {m[4]} "
+                  f"of {len(top)}")
+    schemas = sub["meta"]["markerSchema"]
+    named = [s for s in schemas if s["name"] == "Marker type 5"]
+    check(all(s["name"] for s in schemas) and len(named) == 1 and
+          [(f["key"], f["label"]) for f in named[0]["data"]] ==
+          [("field1", "Field 1")],
+          f"categories: the unnamed schema and field: {schemas}")
+    p = converted("wrap")
+    times = [row[1] for row in p["threads"][0]["samples"]["data"]]
+    check(len(times) >= 6 and times == sorted(times),
+          f"wrap: sample times {times}")
+    print("test_hostile: absurd clock rates, categories past the top "
+          "level's, empty names, a wrapping tick counter: accepted by "
+          "gecko_check.py")
+
+
 def main():
     shutil.rmtree(DIR, ignore_errors=True)
     os.makedirs(DIR)
@@ -284,6 +347,7 @@ def main():
     bogus_headers()
     many_sessions()
     growth()
+    rejected_profiles()
     print("test_hostile: ok")
 
 
