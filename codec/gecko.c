@@ -41,6 +41,7 @@
 #include "esc.h"
 #include "gecko.h"
 #include "gecko_counters.h"
+#include "idmap.h"
 #include "spill.h"
 #include "symbolize.h"
 
@@ -392,7 +393,7 @@ grow(void **p, size_t *cap, size_t need, size_t size)
 
 	if (need <= *cap)
 		return 0;
-	ncap = *cap != 0 ? *cap : 16;
+	ncap = *cap != 0 ? *cap : 4;
 	while (ncap < need)
 		ncap *= 2;
 	if (ncap > SIZE_MAX / size)
@@ -557,7 +558,7 @@ strmap_put(struct strmap *m, uint64_t ref, const char *text, size_t len)
 	if (ref == 0)
 		return 0;
 	if ((m->n + 1) * 2 > m->nslot) {
-		size_t ns = m->nslot != 0 ? m->nslot * 2 : 64;
+		size_t ns = m->nslot != 0 ? m->nslot * 2 : 8;
 		struct strmap_ent *ne = calloc(ns, sizeof(*ne));
 
 		if (ne == NULL)
@@ -591,66 +592,6 @@ strmap_put(struct strmap *m, uint64_t ref, const char *text, size_t len)
 	m->e[h].ref = ref;
 	m->e[h].text = d;
 	m->e[h].len = len;
-	m->n++;
-	return 0;
-}
-
-/* Integer key (tid, counter id) -> array index, open addressing. */
-struct idmap {
-	struct idmap_ent {
-		int64_t key;
-		uint32_t idx1;          /* index + 1, 0 = empty */
-	} *e;
-	size_t n, nslot;
-};
-
-static int64_t
-idmap_get(const struct idmap *m, int64_t key)
-{
-	size_t h;
-
-	if (m->nslot == 0)
-		return -1;
-	h = (size_t)hash_bytes(&key, sizeof(key)) & (m->nslot - 1);
-	while (m->e[h].idx1 != 0) {
-		if (m->e[h].key == key)
-			return (int64_t)m->e[h].idx1 - 1;
-		h = (h + 1) & (m->nslot - 1);
-	}
-	return -1;
-}
-
-/* @key must not be in @m yet. */
-static int
-idmap_put(struct idmap *m, int64_t key, size_t idx)
-{
-	size_t h;
-
-	if (idx >= UINT32_MAX)
-		return -ENOMEM;
-	if ((m->n + 1) * 2 > m->nslot) {
-		size_t ns = m->nslot != 0 ? m->nslot * 2 : 64;
-		struct idmap_ent *ne = calloc(ns, sizeof(*ne));
-
-		if (ne == NULL)
-			return -ENOMEM;
-		for (size_t i = 0; i < m->nslot; i++) {
-			if (m->e[i].idx1 == 0)
-				continue;
-			h = (size_t)hash_bytes(&m->e[i].key, 8) & (ns - 1);
-			while (ne[h].idx1 != 0)
-				h = (h + 1) & (ns - 1);
-			ne[h] = m->e[i];
-		}
-		free(m->e);
-		m->e = ne;
-		m->nslot = ns;
-	}
-	h = (size_t)hash_bytes(&key, sizeof(key)) & (m->nslot - 1);
-	while (m->e[h].idx1 != 0)
-		h = (h + 1) & (m->nslot - 1);
-	m->e[h].key = key;
-	m->e[h].idx1 = (uint32_t)(idx + 1);
 	m->n++;
 	return 0;
 }
@@ -703,7 +644,7 @@ pmap_put(struct pmap *m, uint64_t a, uint64_t b, size_t idx)
 	if (idx >= UINT32_MAX - 1)
 		return -ENOMEM;
 	if ((m->n + 1) * 2 > m->nslot) {
-		size_t ns = m->nslot != 0 ? m->nslot * 2 : 64;
+		size_t ns = m->nslot != 0 ? m->nslot * 2 : 8;
 		struct pmap_ent *ne = calloc(ns, sizeof(*ne));
 
 		if (ne == NULL)
@@ -754,7 +695,13 @@ struct gmark {
 };
 
 /* A placeholder sample: a sleep/wake change of a thread not sampled. */
+/*
+ * Keyed spill records start with key = time_key(t): the spill sorts by
+ * it, and raw ticks are not in time order when the clock wraps past
+ * UINT64_MAX after the session's start.
+ */
 struct gsample {
+	uint64_t key;
 	uint64_t t;
 	uint32_t seq;
 	bool idle;
@@ -765,6 +712,7 @@ struct gsample {
  * stack is a node of the thread's raw stack tree.
  */
 struct gsmp {
+	uint64_t key;                   /* time_key(t) */
 	uint64_t t;
 	uint64_t cpu_ns;
 	uint32_t stack;                 /* index into gthread.rs, or GSMP_CB_* */
@@ -890,6 +838,7 @@ struct gthread {
 
 struct gschema {
 	bool present;
+	uint32_t id;
 	char *name;
 	uint32_t category;
 	uint64_t display;
@@ -906,6 +855,7 @@ struct gschema {
 };
 
 struct gcval {
+	uint64_t key;                   /* time_key(t) */
 	uint64_t t;
 	int64_t v;
 	uint32_t seq;
@@ -981,7 +931,9 @@ struct gsess {
 	char *sysname, *release, *machine, *hostname;
 	int64_t cpus;
 	char *clock_source;
-	double ticks_per_second;
+	double ticks_per_second;        /* plausible (clock_rate_ok()) */
+	bool rate_replaced;             /* the HEADER's was not: 1e9 */
+	double bad_rate;                /* the HEADER's then */
 	uint64_t start_ticks;
 	int64_t start_mono_ns, start_wall_ns;
 	char *mode;
@@ -990,6 +942,7 @@ struct gsess {
 	uint32_t ndump_cat;
 	struct gecko_cat cat[GECKO_MAX_CATEGORIES];
 	uint32_t ncat;
+	uint32_t *cat_out;              /* written index of each (out_cat) */
 	uint32_t cat_default, cat_idle, cat_profiler, cat_user;
 
 	/* Sampler records. */
@@ -1021,12 +974,13 @@ struct gsess {
 	struct gthread *th;
 	size_t nth, thcap;
 	size_t th_last;                 /* lookup cache */
-	struct idmap th_idx;            /* tid -> th[] */
-	struct gschema *schema;         /* indexed by id, 0..65535 */
-	size_t nschema;
+	struct rtprof_idmap th_idx;            /* tid -> th[] */
+	struct gschema *schema;         /* as declared (schema_of()) */
+	size_t nschema, schemacap;
+	struct rtprof_idmap schema_idx; /* schema id -> schema[] */
 	struct gcounter *ctr;
 	size_t nctr, ctrcap;
-	struct idmap ctr_idx;           /* counter id -> ctr[] */
+	struct rtprof_idmap ctr_idx;           /* counter id -> ctr[] */
 	struct strmap strings;
 	uint64_t (*pause)[2];
 	size_t npause, pausecap;
@@ -1119,19 +1073,48 @@ spill_get(struct gsess *g, struct rtprof_spill_stream *st, rtprof_spill_cb cb,
  * ticks_per_second, or, when the TRAILER's stop pair is known, the rate
  * measured over the whole session (docs/wire-format.md, HEADER).
  */
+/*
+ * A clock rate times can be computed with: 1 kHz to 1 THz. A dump's rate
+ * may be anything (1e-300, a denormal, NaN): 1e9 / rate is then infinite
+ * and every time null in the profile, which the front-end rejects.
+ */
+#define CLOCK_RATE_MIN 1e3
+#define CLOCK_RATE_MAX 1e12
+
+static bool
+clock_rate_ok(double ticks_per_second)
+{
+	return ticks_per_second >= CLOCK_RATE_MIN &&
+	    ticks_per_second <= CLOCK_RATE_MAX;
+}
+
 static double
 gecko_ms(const struct gsess *g, uint64_t ticks)
 {
 	double dt = (double)(int64_t)(ticks - g->start_ticks);
-	double ns_per_tick = 0.0;
+	double ns_per_tick = 1e9 / g->ticks_per_second;
 
 	if (g->have_trailer && g->stop_ticks > g->start_ticks &&
-	    g->stop_mono_ns > g->start_mono_ns)
-		ns_per_tick = rtprof_ns_diff(g->stop_mono_ns, g->start_mono_ns) /
-		    (double)(g->stop_ticks - g->start_ticks);
-	else if (g->ticks_per_second > 0.0)
-		ns_per_tick = 1e9 / g->ticks_per_second;
+	    g->stop_mono_ns > g->start_mono_ns) {
+		double measured = rtprof_ns_diff(g->stop_mono_ns,
+		    g->start_mono_ns) / (double)(g->stop_ticks -
+		    g->start_ticks);
+
+		if (clock_rate_ok(1e9 / measured))
+			ns_per_tick = measured;
+	}
 	return dt * ns_per_tick / 1e6;
+}
+
+/*
+ * The sort key of tick @t: its signed distance from the session's start,
+ * biased to unsigned, so that keys are in time order (gecko_ms()'s) even
+ * when the clock wrapped past UINT64_MAX after the start.
+ */
+static uint64_t
+time_key(const struct gsess *g, uint64_t t)
+{
+	return (t - g->start_ticks) ^ (1ull << 63);
 }
 
 static struct gthread *
@@ -1142,7 +1125,7 @@ thread_get(struct gsess *g, int64_t tid)
 
 	if (g->th_last < g->nth && g->th[g->th_last].tid == tid)
 		return &g->th[g->th_last];
-	i = idmap_get(&g->th_idx, tid);
+	i = rtprof_idmap_get(&g->th_idx, tid);
 	if (i >= 0) {
 		g->th_last = (size_t)i;
 		return &g->th[i];
@@ -1151,7 +1134,7 @@ thread_get(struct gsess *g, int64_t tid)
 	t.tid = tid;
 	if (VEC_PUSH(g, g->th, g->nth, g->thcap, t) != 0)
 		return NULL;
-	if (idmap_put(&g->th_idx, tid, g->nth - 1) != 0) {
+	if (rtprof_idmap_set(&g->th_idx, tid, g->nth - 1) != 0) {
 		gecko_fail(g, -ENOMEM);
 		return NULL;
 	}
@@ -1193,8 +1176,14 @@ color_of(const char *c)
 static int
 cat_add(struct gsess *g, const char *name, const char *color)
 {
+	char buf[32];
+
 	if (g->ncat >= GECKO_MAX_CATEGORIES)
 		return -1;
+	if (name[0] == '\0') {         /* the front-end would show nothing */
+		snprintf(buf, sizeof(buf), "Category %" PRIu32, g->ncat);
+		name = buf;
+	}
 	g->cat[g->ncat].name = dup_opt(name, &g->err);
 	g->cat[g->ncat].color = color_of(color);
 	return (int)g->ncat++;
@@ -1269,6 +1258,12 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	g->cpus = h->machine.cpus;
 	g->clock_source = dup_opt(h->clock.source, &g->err);
 	g->ticks_per_second = h->clock.ticks_per_second;
+	if (!clock_rate_ok(g->ticks_per_second)) {
+		/* Said in the gathering log (clockNote). */
+		g->rate_replaced = true;
+		g->bad_rate = g->ticks_per_second;
+		g->ticks_per_second = 1e9;
+	}
 	g->start_ticks = h->clock.start_ticks;
 	g->start_mono_ns = h->clock.start_mono_ns;
 	g->start_wall_ns = h->clock.start_wall_ns;
@@ -1470,38 +1465,84 @@ on_thread(void *ctx, const struct rtprof_dump_thread *t)
 static bool format_is_index(const char *f);
 static const char *field_format(const char *declared, uint32_t kind);
 
+/* Marker schema @id of @g, NULL when the session did not declare it. */
+static const struct gschema *
+schema_of(const struct gsess *g, uint32_t id)
+{
+	int64_t i = rtprof_idmap_get(&g->schema_idx, id);
+
+	return i >= 0 ? &g->schema[i] : NULL;
+}
+
+static void
+schema_clear(struct gschema *sc)
+{
+	free(sc->name);
+	free(sc->tooltip);
+	free(sc->table);
+	free(sc->chart);
+	for (uint32_t k = 0; k < sc->nfields; k++) {
+		free(sc->f[k].key);
+		free(sc->f[k].label);
+		free(sc->f[k].format);
+	}
+	free(sc->f);
+	memset(sc, 0, sizeof(*sc));
+}
+
+/*
+ * The entry of schema @id, emptied (a later SCHEMA frame for an id
+ * replaces the earlier one); NULL on ENOMEM. The table holds what the
+ * session declares: a session of one schema costs one entry, not 65536.
+ */
+static struct gschema *
+schema_slot(struct gsess *g, uint32_t id)
+{
+	int64_t i = rtprof_idmap_get(&g->schema_idx, id);
+	struct gschema *sc;
+
+	if (i >= 0) {
+		sc = &g->schema[i];
+	} else {
+		if (grow((void **)&g->schema, &g->schemacap, g->nschema + 1,
+		    sizeof(*g->schema)) != 0 ||
+		    rtprof_idmap_set(&g->schema_idx, id, g->nschema) != 0) {
+			gecko_fail(g, -ENOMEM);
+			return NULL;
+		}
+		sc = &g->schema[g->nschema++];
+		memset(sc, 0, sizeof(*sc));
+	}
+	schema_clear(sc);
+	sc->id = id;
+	sc->present = true;
+	return sc;
+}
+
+/* @name, or when empty (the front-end shows nothing) @fmt with @n. */
+static char *
+dup_named(const char *name, const char *fmt, uint32_t n, int *err)
+{
+	char buf[48];
+
+	if (name != NULL && name[0] != '\0')
+		return dup_opt(name, err);
+	snprintf(buf, sizeof(buf), fmt, n);
+	return dup_opt(buf, err);
+}
+
 static int
 on_schema(void *ctx, const struct rtprof_dump_schema *s)
 {
 	struct gsess *g = cur_sess(ctx);
 	struct gschema *sc;
 
-	if (g == NULL)
+	if (g == NULL || s->id > 65535)
 		return 0;
-	if (g->schema == NULL) {
-		g->nschema = 65536;
-		g->schema = calloc(g->nschema, sizeof(*g->schema));
-		if (g->schema == NULL)
-			return gecko_fail(g, -ENOMEM);
-	}
-	if (s->id >= g->nschema)
-		return 0;
-	sc = &g->schema[s->id];
-	if (sc->present) {
-		free(sc->name);
-		free(sc->tooltip);
-		free(sc->table);
-		free(sc->chart);
-		for (uint32_t i = 0; i < sc->nfields; i++) {
-			free(sc->f[i].key);
-			free(sc->f[i].label);
-			free(sc->f[i].format);
-		}
-		free(sc->f);
-	}
-	memset(sc, 0, sizeof(*sc));
-	sc->present = true;
-	sc->name = dup_opt(s->name != NULL ? s->name : "", &g->err);
+	sc = schema_slot(g, s->id);
+	if (sc == NULL)
+		return g->err;
+	sc->name = dup_named(s->name, "Marker type %u", s->id, &g->err);
 	sc->category = s->category;
 	sc->display = s->display;
 	sc->tooltip = dup_opt(s->tooltip, &g->err);
@@ -1516,8 +1557,8 @@ on_schema(void *ctx, const struct rtprof_dump_schema *s)
 	for (uint32_t i = 0; i < s->nfields; i++) {
 		const struct rtprof_dump_field *f = &s->fields[i];
 
-		sc->f[i].key = dup_opt(f->key != NULL ? f->key : "", &g->err);
-		sc->f[i].label = dup_opt(f->label != NULL ? f->label : "",
+		sc->f[i].key = dup_named(f->key, "field%u", i + 1, &g->err);
+		sc->f[i].label = dup_named(f->label, "Field %u", i + 1,
 		    &g->err);
 		sc->f[i].format = dup_opt(f->format != NULL ? f->format : "",
 		    &g->err);
@@ -1535,7 +1576,7 @@ static struct gcounter *
 counter_get(struct gsess *g, uint32_t id)
 {
 	struct gcounter c;
-	int64_t i = idmap_get(&g->ctr_idx, id);
+	int64_t i = rtprof_idmap_get(&g->ctr_idx, id);
 
 	if (i >= 0)
 		return &g->ctr[i];
@@ -1543,7 +1584,7 @@ counter_get(struct gsess *g, uint32_t id)
 	c.id = id;
 	if (VEC_PUSH(g, g->ctr, g->nctr, g->ctrcap, c) != 0)
 		return NULL;
-	if (idmap_put(&g->ctr_idx, id, g->nctr - 1) != 0) {
+	if (rtprof_idmap_set(&g->ctr_idx, id, g->nctr - 1) != 0) {
 		gecko_fail(g, -ENOMEM);
 		return NULL;
 	}
@@ -1582,6 +1623,7 @@ counter_value(struct gsess *g, uint32_t id, uint64_t t, int64_t v)
 	if (gc == NULL)
 		return g->err;
 	memset(&cv, 0, sizeof(cv));     /* no padding bytes in the file */
+	cv.key = time_key(g, t);
 	cv.t = t;
 	cv.v = v;
 	cv.seq = g->seq++;
@@ -1657,6 +1699,7 @@ sample_add(struct gsess *g, struct gthread *th, uint64_t t, bool idle)
 	struct gsample s;
 
 	memset(&s, 0, sizeof(s));
+	s.key = time_key(g, t);
 	s.t = t;
 	s.seq = g->seq++;
 	s.idle = idle;
@@ -1981,6 +2024,7 @@ smp_add(struct gsess *g, struct gthread *th, uint64_t t, uint64_t cpu_ns,
 	if (node < 0)
 		return g->err;
 	memset(&s, 0, sizeof(s));
+	s.key = time_key(g, t);
 	s.t = t;
 	s.cpu_ns = cpu_ns;
 	s.stack = (uint32_t)node;
@@ -2253,6 +2297,7 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
     const struct rtprof_rec_view *r)
 {
 	struct gsess *g = cur_sess(ctx);
+	const struct gschema *sc;
 	struct gthread *th;
 	struct gmark m;
 
@@ -2305,10 +2350,8 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
 		m.vals = vals_copy(g, r);
 		if (g->err != 0)
 			return g->err;
-		if (g->schema != NULL && g->schema[r->id].present)
-			m.category = (uint8_t)g->schema[r->id].category;
-		else
-			m.category = 0;
+		sc = schema_of(g, r->id);
+		m.category = sc != NULL ? (uint8_t)sc->category : 0;
 		note_time(g, m.t1);
 		return marker_add(g, th, &m);
 	case RTPROF_REC_COUNTER:
@@ -2502,6 +2545,7 @@ gsess_free(struct gsess *g)
 	free(g->sampling_why);
 	for (uint32_t i = 0; i < g->ncat; i++)
 		free(g->cat[i].name);
+	free(g->cat_out);
 	for (size_t i = 0; i < g->nmod; i++)
 		free(g->mod[i].path);
 	free(g->mod);
@@ -2524,25 +2568,12 @@ gsess_free(struct gsess *g)
 		scache_free(&th->sc);
 	}
 	free(g->th);
-	free(g->th_idx.e);
-	free(g->ctr_idx.e);
-	for (size_t i = 0; g->schema != NULL && i < g->nschema; i++) {
-		struct gschema *sc = &g->schema[i];
-
-		if (!sc->present)
-			continue;
-		free(sc->name);
-		free(sc->tooltip);
-		free(sc->table);
-		free(sc->chart);
-		for (uint32_t k = 0; k < sc->nfields; k++) {
-			free(sc->f[k].key);
-			free(sc->f[k].label);
-			free(sc->f[k].format);
-		}
-		free(sc->f);
-	}
+	rtprof_idmap_free(&g->th_idx);
+	rtprof_idmap_free(&g->ctr_idx);
+	for (size_t i = 0; i < g->nschema; i++)
+		schema_clear(&g->schema[i]);
 	free(g->schema);
+	rtprof_idmap_free(&g->schema_idx);
 	for (size_t i = 0; i < g->nctr; i++) {
 		free(g->ctr[i].name);
 		free(g->ctr[i].category);
@@ -2672,6 +2703,19 @@ cat_index(const struct gsess *g, uint32_t id)
 	return id < g->ndump_cat ? id : g->cat_default;
 }
 
+/*
+ * The index written for @g's category @idx. The front-end reads the
+ * categories of the top-level meta only, so a sub-process's index is
+ * mapped to the top-level category of the same name, else to its
+ * default one (a sub-process with more categories than the top level
+ * wrote indexes past the end of that list).
+ */
+static uint32_t
+out_cat(const struct gsess *g, uint32_t idx)
+{
+	return g->cat_out != NULL && idx < g->ncat ? g->cat_out[idx] : idx;
+}
+
 static const char *
 display_name(unsigned bit)
 {
@@ -2728,9 +2772,8 @@ field_format(const char *declared, uint32_t kind)
 
 
 static void
-write_schema(struct gsess *g, struct json *j, size_t id)
+write_schema(struct json *j, const struct gschema *sc)
 {
-	const struct gschema *sc = &g->schema[id];
 
 	json_obj(j);
 	json_key(j, "name");
@@ -2964,10 +3007,39 @@ write_overhead_schema(struct json *j)
  */
 static void write_counter_schemas(struct gsess *g, struct json *j);
 
+static int
+schema_cmp(const void *a, const void *b)
+{
+	const struct gschema *x = *(const struct gschema *const *)a;
+	const struct gschema *y = *(const struct gschema *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* @g's schemas in id order (malloc'ed), NULL when none or on ENOMEM. */
+static const struct gschema **
+schema_order(struct gsess *g)
+{
+	const struct gschema **o;
+
+	if (g->nschema == 0)
+		return NULL;
+	o = malloc(g->nschema * sizeof(*o));
+	if (o == NULL) {
+		gecko_fail(g, -ENOMEM);
+		return NULL;
+	}
+	for (size_t i = 0; i < g->nschema; i++)
+		o[i] = &g->schema[i];
+	qsort(o, g->nschema, sizeof(*o), schema_cmp);
+	return o;
+}
+
 static void
 write_meta(struct gsess *g, struct json *j, bool top)
 {
 	double interval = sess_interval(g);
+	const struct gschema **order;
 	struct strtab seen;
 	char oscpu[256];
 
@@ -3039,19 +3111,19 @@ write_meta(struct gsess *g, struct json *j, bool top)
 	 * markers and those of later types with the same name share it).
 	 */
 	memset(&seen, 0, sizeof(seen));
-	for (size_t i = 0; g->schema != NULL && i < g->nschema; i++) {
+	order = schema_order(g);
+	for (size_t i = 0; order != NULL && i < g->nschema; i++) {
+		const struct gschema *sc = order[i];
 		size_t before = seen.n;
 
-		if (!g->schema[i].present)
-			continue;
-		if (strtab_intern(&seen, g->schema[i].name,
-		    strlen(g->schema[i].name)) < 0) {
+		if (strtab_intern(&seen, sc->name, strlen(sc->name)) < 0) {
 			gecko_fail(g, -ENOMEM);
 			break;
 		}
 		if (seen.n != before)
-			write_schema(g, j, i);
+			write_schema(j, sc);
 	}
+	free(order);
 	strtab_free(&seen);
 	/* rtprof's own marker types. */
 	json_obj(j);
@@ -3476,7 +3548,7 @@ write_counter_marker(struct cval_ctx *c, const struct gcval *v, double t0,
 	json_f64(j, t0);
 	json_f64(j, t1 >= t0 ? t1 : t0);
 	json_u64(j, 1);
-	json_u64(j, counter_cat(c->g, c->c));
+	json_u64(j, out_cat(c->g, counter_cat(c->g, c->c)));
 	json_obj(j);
 	json_key(j, "type");
 	json_str(j, name);
@@ -3712,6 +3784,21 @@ write_notes(struct gsess *g, struct json *j)
 		json_arr_end(j);
 }
 
+/* Why the times of @g are not at its HEADER's clock rate. */
+static void
+write_clock_note(const struct gsess *g, struct json *j)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "the dump's clock rate, %g ticks per "
+	    "second, is not a plausible one (%g to %g): times are "
+	    "computed at 1e9 (ticks taken as nanoseconds), or at the rate "
+	    "measured between the header and the trailer", g->bad_rate,
+	    CLOCK_RATE_MIN, CLOCK_RATE_MAX);
+	json_key(j, "clockNote");
+	json_str(j, msg);
+}
+
 static void
 write_gathering_log(struct gsess *g, struct json *j)
 {
@@ -3750,6 +3837,8 @@ write_gathering_log(struct gsess *g, struct json *j)
 		json_str(j, g->sampling_why != NULL ? g->sampling_why : "");
 		json_obj_end(j);
 	}
+	if (g->rate_replaced)
+		write_clock_note(g, j);
 	json_key(j, "bytesRead");
 	json_u64(j, st->bytes);
 	json_key(j, "frames");
@@ -4018,9 +4107,8 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 	const char *name;
 	size_t n;
 
-	if (m->kind == RTPROF_REC_TYPED && g->schema != NULL &&
-	    g->schema[m->type].present)
-		sc = &g->schema[m->type];
+	if (m->kind == RTPROF_REC_TYPED)
+		sc = schema_of(g, m->type);
 	json_arr(j);
 	if (m->kind == GMARK_DROPPED) {
 		name = "Dropped events";
@@ -4056,7 +4144,7 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 	}
 	json_u64(j, m->phase);
 	if (m->kind == GMARK_DROPPED) {
-		json_u64(j, g->cat_profiler);
+		json_u64(j, out_cat(g, g->cat_profiler));
 		json_obj(j);
 		json_key(j, "type");
 		json_str(j, GECKO_DROPPED_SCHEMA);
@@ -4068,7 +4156,7 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 		json_arr_end(j);
 		return;
 	}
-	json_u64(j, cat_index(g, m->category));
+	json_u64(j, out_cat(g, cat_index(g, m->category)));
 	if (sc == NULL && stack < 0) {
 		json_null(j);
 	} else {
@@ -4116,7 +4204,7 @@ write_pause_marker(struct gsess *g, struct json *j, struct tout *to,
 	json_f64(j, gecko_ms(g, g->pause[i][0]));
 	json_f64(j, gecko_ms(g, g->pause[i][1]));
 	json_u64(j, 1);
-	json_u64(j, g->cat_profiler);
+	json_u64(j, out_cat(g, g->cat_profiler));
 	json_obj(j);
 	json_key(j, "type");
 	json_str(j, RTPROF_PAUSE_SCHEMA);
@@ -4308,7 +4396,7 @@ write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
 		json_null(j);
 		json_null(j);
 		json_null(j);
-		json_u64(j, f == 0 ? g->cat_default : g->cat_idle);
+		json_u64(j, out_cat(g, f == 0 ? g->cat_default : g->cat_idle));
 		json_u64(j, 0);
 		json_arr_end(j);
 	}
@@ -4511,6 +4599,7 @@ out_frame(struct gsess *g, struct tout *to, struct otables *o,
 	}
 	if (n->kind & RAW_IDLE)
 		cat = g->cat_idle;
+	cat = out_cat(g, cat);
 	if (g->err != 0)
 		return -1;
 	f = pmap_get(&o->fidx, (uint64_t)loc, cat);
@@ -4843,7 +4932,7 @@ write_overhead_marker(struct gsess *g, struct json *j, struct tout *to,
 	json_f64(j, w->t0);
 	json_f64(j, w->t1);
 	json_u64(j, 1);
-	json_u64(j, g->cat_profiler);
+	json_u64(j, out_cat(g, g->cat_profiler));
 	json_obj(j);
 	json_key(j, "type");
 	json_str(j, GECKO_OVERHEAD_SCHEMA);
@@ -5103,11 +5192,13 @@ struct rtprof_gecko_writer {
 	int err;
 	bool top_done;
 	int64_t top_wall_ns;            /* top-level meta.startTime, ns */
+	char **top_cat;                 /* the top level's category names */
+	uint32_t ntop_cat, top_cat_default;
 	struct membuf meta;             /* top-level meta, without range */
 	bool have_range;
 	double range_a, range_b;        /* top-level ms */
-	int64_t *pids;                  /* pids written so far */
-	size_t npids, pidcap;
+	struct rtprof_idmap pids;       /* pids written so far */
+	struct rtprof_idmap pid_next;   /* dump pid -> next k to try */
 	bool sampled;                   /* a session has sampler samples */
 	bool unsymbolized;              /* a session's natives stay hex */
 };
@@ -5136,10 +5227,29 @@ rtprof_gecko_writer_new(struct rtprof_gecko_writer **out,
 static bool
 pid_used(const struct rtprof_gecko_writer *w, int64_t pid)
 {
-	for (size_t i = 0; i < w->npids; i++)
-		if (w->pids[i] == pid)
-			return true;
-	return false;
+	return rtprof_idmap_get(&w->pids, pid) >= 0;
+}
+
+/*
+ * The pid @g is written with: its own, or the first free one of pid + k *
+ * 4194304 (above PID_MAX_LIMIT; wrapping: a dump's pid may be anything).
+ * Each dump pid remembers the k it reached, so N sessions of one pid cost
+ * O(N), not O(N^2) probes.
+ */
+static int
+choose_pid(struct rtprof_gecko_writer *w, int64_t dpid, int64_t *out)
+{
+	int64_t k0 = rtprof_idmap_get(&w->pid_next, dpid);
+	uint64_t k = k0 > 0 ? (uint64_t)k0 : 0;
+	int64_t pid = (int64_t)((uint64_t)dpid + k * 4194304u);
+
+	while (pid_used(w, pid))
+		pid = (int64_t)((uint64_t)dpid + ++k * 4194304u);
+	if (rtprof_idmap_set(&w->pid_next, dpid, (size_t)k + 1) != 0 ||
+	    rtprof_idmap_set(&w->pids, pid, 0) != 0)
+		return -ENOMEM;
+	*out = pid;
+	return 0;
 }
 
 /* Choose the pid and process name that @g is shown with. */
@@ -5147,11 +5257,10 @@ static int
 name_process(struct rtprof_gecko_writer *w, struct gsess *g)
 {
 	const char *p = g->process != NULL ? g->process : "";
-	int64_t pid = g->pid;
+	int64_t pid;
 
-	/* Above PID_MAX_LIMIT; wrapping (a dump's pid may be anything). */
-	for (uint64_t k = 1; pid_used(w, pid); k++)
-		pid = (int64_t)((uint64_t)g->pid + k * 4194304u);
+	if (choose_pid(w, g->pid, &pid) != 0)
+		return -ENOMEM;
 	g->out_pid = pid;
 	if (g->ordinal > 1)
 		snprintf(g->out_name, sizeof(g->out_name), "%s (session %"
@@ -5161,10 +5270,6 @@ name_process(struct rtprof_gecko_writer *w, struct gsess *g)
 		    ")", p, g->pid);
 	else
 		snprintf(g->out_name, sizeof(g->out_name), "%s", p);
-	if (grow((void **)&w->pids, &w->pidcap, w->npids + 1,
-	    sizeof(*w->pids)) != 0)
-		return -ENOMEM;
-	w->pids[w->npids++] = pid;
 	return 0;
 }
 
@@ -5204,6 +5309,44 @@ write_process_body(struct gsess *g, struct json *j)
 	g->sym = NULL;
 }
 
+/* Keep the top level's category names (@g is the top level). */
+static int
+keep_top_cats(struct rtprof_gecko_writer *w, const struct gsess *g)
+{
+	w->top_cat = calloc(g->ncat + 1, sizeof(*w->top_cat));
+	if (w->top_cat == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < g->ncat; i++) {
+		w->top_cat[i] = strdup(g->cat[i].name != NULL ?
+		    g->cat[i].name : "");
+		if (w->top_cat[i] == NULL)
+			return -ENOMEM;
+		w->ntop_cat = i + 1;
+	}
+	w->top_cat_default = g->cat_default;
+	return 0;
+}
+
+/* @g's category indexes in the top level's list (a sub-process). */
+static int
+map_cats(const struct rtprof_gecko_writer *w, struct gsess *g)
+{
+	g->cat_out = calloc(g->ncat + 1, sizeof(*g->cat_out));
+	if (g->cat_out == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < g->ncat; i++) {
+		g->cat_out[i] = w->top_cat_default;
+		for (uint32_t k = 0; k < w->ntop_cat; k++) {
+			if (g->cat[i].name != NULL &&
+			    strcmp(g->cat[i].name, w->top_cat[k]) == 0) {
+				g->cat_out[i] = k;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
 static int
 write_session(struct rtprof_gecko_writer *w, struct gsess *g)
 {
@@ -5223,7 +5366,8 @@ write_session(struct rtprof_gecko_writer *w, struct gsess *g)
 	    w->flt->from_ms - delta : -INFINITY;
 	g->win_b = w->flt != NULL && w->flt->has_to ?
 	    w->flt->to_ms - delta : INFINITY;
-	if (name_process(w, g) != 0)
+	if (name_process(w, g) != 0 ||
+	    (w->top_done ? map_cats(w, g) : keep_top_cats(w, g)) != 0)
 		return -ENOMEM;
 	w->sampled |= sess_sampled(g);
 	w->unsymbolized |= !sess_presymbolicated(g);
@@ -5333,7 +5477,11 @@ rtprof_gecko_writer_finish(struct rtprof_gecko_writer *w)
 		rc = j->err;
 	}
 	free(w->meta.p);
-	free(w->pids);
+	rtprof_idmap_free(&w->pids);
+	for (uint32_t i = 0; i < w->ntop_cat; i++)
+		free(w->top_cat[i]);
+	free(w->top_cat);
+	rtprof_idmap_free(&w->pid_next);
 	for (size_t i = 0; i < w->nnotes; i++) {
 		free((char *)w->notes[i].what);
 		free((char *)w->notes[i].dump);
@@ -5429,7 +5577,7 @@ static void
 print_session(const struct gsess *g, FILE *out)
 {
 	uint64_t drop_full = 0, drop_nested = 0;
-	size_t nschema = 0;
+	size_t nschema;
 
 	fprintf(out, "session %" PRIu64 ":\n", g->ordinal);
 	{
@@ -5492,8 +5640,7 @@ print_session(const struct gsess *g, FILE *out)
 	for (unsigned k = 1; k <= RTPROF_REC_KIND_MAX; k++)
 		fprintf(out, " %s %" PRIu64, rtprof_dump_rec_kind_name(k),
 		    g->recs_by_kind[k]);
-	for (size_t i = 0; g->schema != NULL && i < g->nschema; i++)
-		nschema += g->schema[i].present;
+	nschema = g->nschema;
 	fprintf(out, "\n%zu counter(s), %zu marker type(s), %zu pause(s), "
 	    "%" PRIu64 " event(s)\n", g->nctr, nschema, g->npause,
 	    g->ev_total);

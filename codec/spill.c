@@ -17,6 +17,8 @@
 #define BUF_MAX (128u << 10)    /* > the largest record + its prefix */
 #define RUN_READ (64u << 10)    /* read buffer per run while merging */
 #define MIN_BUDGET (1u << 20)
+/* Buffer sizes are BUF_MIN << k, k < NCLASS (BUF_MAX at the most). */
+#define NCLASS 10
 
 struct blk {
 	uint64_t off, len;
@@ -32,6 +34,8 @@ struct rtprof_spill_stream {
 	size_t nblk, blkcap;
 	bool sorted;                    /* keys appended in order so far */
 	uint64_t last_key;
+	/* Its place in the list of buffers of its size (cap > 0 only). */
+	struct rtprof_spill_stream *cls_prev, *cls_next;
 };
 
 struct rtprof_spill {
@@ -43,6 +47,10 @@ struct rtprof_spill {
 	uint64_t file_end;
 	struct rtprof_spill_stream **st;
 	size_t nst, stcap;
+	/* The streams with a buffer, by its size: evict() takes the
+	 * biggest in O(1) (a scan of every stream per eviction was
+	 * quadratic in the threads of a dump). */
+	struct rtprof_spill_stream *cls[NCLASS];
 };
 
 static int
@@ -137,13 +145,68 @@ rtprof_spill_stream_new(struct rtprof_spill *sp, size_t recsize)
 	return st;
 }
 
+/* ------------------------------------------------------------------ */
+/* Buffers by size                                                      */
+
+/* The class of a buffer of @cap bytes (BUF_MIN << class). */
+static unsigned
+class_of(size_t cap)
+{
+	unsigned c = 0;
+
+	while (c + 1 < NCLASS && (size_t)BUF_MIN << c < cap)
+		c++;
+	return c;
+}
+
+/* Take @st (cap > 0) out of its class's list. */
+static void
+class_unlink(struct rtprof_spill_stream *st)
+{
+	struct rtprof_spill *sp = st->sp;
+
+	if (st->cls_prev != NULL)
+		st->cls_prev->cls_next = st->cls_next;
+	else
+		sp->cls[class_of(st->cap)] = st->cls_next;
+	if (st->cls_next != NULL)
+		st->cls_next->cls_prev = st->cls_prev;
+	st->cls_prev = st->cls_next = NULL;
+}
+
+/* Put @st (cap > 0) at the head of its class's list. */
+static void
+class_link(struct rtprof_spill_stream *st)
+{
+	struct rtprof_spill_stream **head = &st->sp->cls[class_of(st->cap)];
+
+	st->cls_prev = NULL;
+	st->cls_next = *head;
+	if (*head != NULL)
+		(*head)->cls_prev = st;
+	*head = st;
+}
+
+/* @st's buffer is now @buf of @cap bytes (NULL, 0: none). */
+static void
+set_buffer(struct rtprof_spill_stream *st, unsigned char *buf, size_t cap)
+{
+	if (st->cap != 0)
+		class_unlink(st);
+	st->sp->buffered -= st->cap;
+	st->sp->buffered += cap;
+	st->buf = buf;
+	st->cap = cap;
+	if (cap != 0)
+		class_link(st);
+}
+
 void
 rtprof_spill_stream_clear(struct rtprof_spill_stream *st)
 {
-	st->sp->buffered -= st->cap;
 	free(st->buf);
-	st->buf = NULL;
-	st->n = st->cap = 0;
+	set_buffer(st, NULL, 0);
+	st->n = 0;
 	st->nblk = 0;
 	st->count = 0;
 	st->sorted = true;
@@ -259,10 +322,8 @@ flush(struct rtprof_spill_stream *st, bool release)
 		st->n = 0;
 	}
 	if (release) {
-		sp->buffered -= st->cap;
 		free(st->buf);
-		st->buf = NULL;
-		st->cap = 0;
+		set_buffer(st, NULL, 0);
 	}
 	return 0;
 }
@@ -271,15 +332,14 @@ flush(struct rtprof_spill_stream *st, bool release)
 static int
 evict(struct rtprof_spill *sp)
 {
-	while (sp->buffered > sp->budget / 2) {
-		struct rtprof_spill_stream *big = NULL;
+	unsigned c = NCLASS;
 
-		for (size_t i = 0; i < sp->nst; i++)
-			if (big == NULL || sp->st[i]->cap > big->cap)
-				big = sp->st[i];
-		if (big == NULL || big->cap == 0)
+	while (sp->buffered > sp->budget / 2) {
+		while (c > 0 && sp->cls[c - 1] == NULL)
+			c--;
+		if (c == 0)
 			break;
-		if (flush(big, true) != 0)
+		if (flush(sp->cls[c - 1], true) != 0)
 			return sp->err;
 	}
 	return 0;
@@ -317,9 +377,7 @@ rtprof_spill_append(struct rtprof_spill_stream *st, const void *rec, size_t n)
 			b = realloc(st->buf, nc);
 			if (b == NULL)
 				return fail(sp, -ENOMEM);
-			sp->buffered += nc - st->cap;
-			st->buf = b;
-			st->cap = nc;
+			set_buffer(st, b, nc);
 		}
 	}
 	if (st->recsize == 0) {

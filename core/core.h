@@ -175,6 +175,8 @@ struct rtprof__core {
 	uint32_t chunk_size;      /* data bytes per chunk of the pool */
 	uint64_t chunk_bytes;     /* bytes allocated per chunk */
 	uint64_t pool_target;     /* chunks the running session may have */
+	int lock_memory;          /* chunks page-aligned and mlock'ed */
+	uint64_t lock_failures;   /* chunks mlock refused (used unlocked) */
 
 	struct rtprof__schema_desc *types[RTPROF__MAX_TYPES];
 	uint32_t ntypes;

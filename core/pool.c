@@ -7,6 +7,12 @@
  * does not need. All functions run under the core mutex; the owner side of
  * the chunk protocol is in rt/rt_record.c.
  *
+ * With settings.lock_memory, chunks are page-aligned whole pages (no page
+ * shared with other memory, so that munlock at their free unlocks nothing
+ * else) and locked (mlock) on rtprof's threads before a thread gets one:
+ * a real-time thread then never faults on chunk memory, even under memory
+ * pressure. Chunks of the other kind that come back are freed.
+ *
  * A session's target counts only the chunks of its own size: chunks of an
  * earlier session's size that threads still hold (in their empty ring: an
  * idle thread keeps its prefill for as long as it lives; or as their current
@@ -17,6 +23,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -40,11 +48,26 @@
 #define POOL_UNDEFINED(p, n) ((void)(p), (void)(n))
 #endif
 
+/* rtprof__chunk.alloc bits. Under the core mutex. */
+#define POOL_PAGED 1u           /* page-aligned, whole pages */
+#define POOL_LOCKED 2u          /* mlock'ed */
+
 static size_t
-chunk_bytes(uint32_t data)
+page_size(void)
 {
-	return (offsetof(struct rtprof__chunk, data) + data + RTPROF__CACHELINE - 1) &
-	    ~(size_t)(RTPROF__CACHELINE - 1);
+	long p = sysconf(_SC_PAGESIZE);
+
+	return p > 0 ? (size_t)p : 4096;
+}
+
+/* Bytes allocated for a chunk of @data bytes; @paged: whole pages. */
+static size_t
+chunk_bytes(uint32_t data, int paged)
+{
+	size_t align = paged ? page_size() : RTPROF__CACHELINE;
+
+	return (offsetof(struct rtprof__chunk, data) + data + align - 1) &
+	    ~(align - 1);
 }
 
 /*
@@ -92,10 +115,14 @@ chunk_free(struct rtprof__core *c, struct rtprof__chunk *k)
 {
 	uint64_t *n = size_count(k->size, 0);
 
+	size_t bytes = chunk_bytes(k->size, (k->alloc & POOL_PAGED) != 0);
+
 	if (n != NULL)
 		(*n)--;
 	c->nchunks--;
-	c->memory -= chunk_bytes(k->size);
+	c->memory -= bytes;
+	if (k->alloc & POOL_LOCKED)
+		munlock(k, bytes);
 	free(k);
 }
 
@@ -110,11 +137,13 @@ chunk_new(struct rtprof__core *c)
 	/* aligned_alloc + memset: every page is touched now, not on an RT
 	 * thread's first write, and padding is zero (no uninitialised memory
 	 * reaches a dump). */
-	k = aligned_alloc(RTPROF__CACHELINE, c->chunk_bytes);
+	k = aligned_alloc(c->lock_memory ? page_size() : RTPROF__CACHELINE,
+	    c->chunk_bytes);
 	if (k == NULL)
 		return NULL;
 	memset(k, 0, c->chunk_bytes);
 	k->size = c->chunk_size;
+	k->alloc = c->lock_memory ? POOL_PAGED : 0;
 	(*n)++;
 	c->nchunks++;
 	c->memory += c->chunk_bytes;
@@ -132,6 +161,30 @@ pool_target(uint64_t limit, size_t bytes)
 	uint64_t n = limit / bytes;
 
 	return n != 0 ? n : 1;
+}
+
+/*
+ * With lock_memory, lock @k in RAM once (its pages are its own). A refusal
+ * (RLIMIT_MEMLOCK) leaves it touched and unlocked, counted.
+ * Context: collector or control thread, lock held.
+ */
+static void
+chunk_lock(struct rtprof__core *c, struct rtprof__chunk *k)
+{
+	if (!(k->alloc & POOL_PAGED) || (k->alloc & POOL_LOCKED))
+		return;
+	if (mlock(k, c->chunk_bytes) == 0)
+		k->alloc |= POOL_LOCKED;
+	else
+		c->lock_failures++;
+}
+
+/* Whether @k is of the kind the pool now hands out. */
+static int
+chunk_fits(const struct rtprof__core *c, const struct rtprof__chunk *k)
+{
+	return k->size == c->chunk_size &&
+	    ((k->alloc & POOL_PAGED) != 0) == (c->lock_memory != 0);
 }
 
 /* One more chunk (allocated and touched) on the free list.
@@ -175,13 +228,15 @@ rtprof__pool_setup(const rtprof_lock *lk, const struct rtprof_settings *s)
 	struct rtprof__core *c = rtprof__core_get(lk);
 	uint64_t target, want;
 
-	if (c->chunk_size != s->chunk_size) {
-		/* Chunks of the old size still in use come back later and are
-		 * freed by rtprof__pool_put(). */
+	if (c->chunk_size != s->chunk_size ||
+	    (c->lock_memory != 0) != (s->lock_memory != 0)) {
+		/* Chunks of the old size or kind still in use come back
+		 * later and are freed by rtprof__pool_put(). */
 		while (c->free != NULL)
 			free_one(c);
 		c->chunk_size = s->chunk_size;
-		c->chunk_bytes = chunk_bytes(s->chunk_size);
+		c->lock_memory = s->lock_memory != 0;
+		c->chunk_bytes = chunk_bytes(s->chunk_size, c->lock_memory);
 	}
 	target = pool_target(s->memory_limit, c->chunk_bytes);
 	c->pool_target = target;
@@ -203,7 +258,7 @@ rtprof__pool_put(const rtprof_lock *lk, struct rtprof__chunk *k)
 	 * (pool_target(): never fewer than one; comparing bytes instead freed
 	 * the one chunk of a limit below one chunk's allocation the first
 	 * time it came back, and the session recorded nothing more). */
-	if (k->size != c->chunk_size ||
+	if (!chunk_fits(c, k) ||
 	    (c->running != NULL && ncurrent(c) >
 	    pool_target(c->running->set.memory_limit, c->chunk_bytes))) {
 		/* Wrong size for this session, or over a lowered limit. */
@@ -246,6 +301,7 @@ rtprof__pool_get(const rtprof_lock *lk)
 void
 rtprof__refill(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t want)
 {
+	struct rtprof__core *c = rtprof__core_get(lk);
 	uint32_t have = ck_ring_size(&th->empty);
 	/* Bounded by what is missing at entry: the owner takes chunks while
 	 * this runs, and an unbounded top-up could hand it more chunks in one
@@ -258,6 +314,7 @@ rtprof__refill(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t want)
 		if (k == NULL)
 			return;
 		k->flushed = 0;
+		chunk_lock(c, k);
 		POOL_UNDEFINED(k->data, k->size);
 		RTPROF__HANDOVER_RELEASE(k);
 		if (!ck_ring_enqueue_spsc(&th->empty, th->empty_buf, k)) {

@@ -231,6 +231,14 @@ struct rtprof_settings {
 	 * are resident either way). RTPROF_PREFAULT=1 in the environment.
 	 */
 	int prefault;
+	/*
+	 * 1: also lock every chunk in RAM (mlock(2), page-aligned chunks
+	 * of whole pages, unlocked when freed) before any thread gets it,
+	 * so that a real-time thread never takes a page fault on chunk
+	 * memory even under memory pressure. A chunk that cannot be
+	 * locked (RLIMIT_MEMLOCK) is used unlocked, still touched.
+	 */
+	int lock_memory;
 };
 
 /* Per-thread lifetime accounting, read by the owner thread itself. */

@@ -503,6 +503,15 @@ dg_header(struct dg *g, const struct dg_header *h)
 	msgpack_pack_uint64(pk, h->sample_interval_us ? h->sample_interval_us :
 	    1000);
 	pack_str(pk, "categories");
+	if (h->categories != NULL) {
+		msgpack_pack_array(pk, h->ncategories);
+		for (size_t i = 0; i < h->ncategories; i++) {
+			msgpack_pack_array(pk, 2);
+			pack_str(pk, h->categories[i]);
+			pack_str(pk, "blue");
+		}
+		return pk_frame(g, RTPROF_FRAME_HEADER);
+	}
 	msgpack_pack_array(pk, RTPROF_WIRE_NCATEGORIES);
 #define X(id, name, color)                                                     \
 	msgpack_pack_array(pk, 2);                                             \

@@ -41,6 +41,9 @@ struct dg_header {
 	uint32_t session;               /* frame session id; 0: derived
 					 * from pid, generation and how many
 					 * sessions this generator wrote */
+	const char *const *categories;  /* names (color "blue"); NULL:
+					 * rtprof's own (wire.h) */
+	size_t ncategories;
 };
 
 struct dg_module {

@@ -18,6 +18,22 @@
  *                                     bytes, then 16 MiB of zeros, then one
  *                                     intact session
  *   hostile_gen sessions OUT N        N small intact sessions in a row
+ *   hostile_gen samepid OUT N         N small sessions, all of pid 7000
+ *   hostile_gen schemas OUT N         N small sessions, each declaring
+ *                                     one marker schema (id 3) and using it
+ *   hostile_gen threads OUT N         one session whose sampler reports N
+ *                                     thread ids (a SAME record each)
+ *   hostile_gen strings OUT N         one session with N strings and a
+ *                                     Blocked marker naming each one
+ *   hostile_gen clocks OUT            sessions whose clock rate is 1e-300,
+ *                                     a denormal, 1e300 (no usable trailer
+ *                                     pair), with samples, markers, counters
+ *   hostile_gen categories OUT        a top level with 2 categories, then a
+ *                                     session with 41 (one unnamed) using
+ *                                     the last; an unnamed schema and field
+ *   hostile_gen wrap OUT              a session starting 1500 ticks before
+ *                                     the tick counter wraps, recording
+ *                                     across the wrap
  *
  * OUT "-" is stdout. Deterministic. Exit 0, or 2 on a usage or write error.
  *
@@ -308,12 +324,21 @@ gen_badheader(FILE *f)
 	return rc;
 }
 
-static int
-gen_one_small(struct dg *g, uint32_t session)
+/* The header of a small session of @pid. */
+static struct dg_header
+small_header(int64_t pid, uint32_t session)
 {
-	struct dg_header h = { .pid = 5000 + (int64_t)(session & 0xfff),
-		.start_ticks = 1000, .start_mono_ns = 1000,
-		.start_wall_ns = 1700000000000000000, .session = session };
+	struct dg_header h = { .pid = pid, .start_ticks = 1000,
+		.start_mono_ns = 1000, .start_wall_ns = 1700000000000000000,
+		.session = session };
+
+	return h;
+}
+
+static int
+gen_one_small(struct dg *g, int64_t pid, uint32_t session)
+{
+	struct dg_header h = small_header(pid, session);
 	int rc = begin_session(g, &h);
 
 	if (rc == 0)
@@ -329,7 +354,90 @@ gen_sessions(struct dg *g, unsigned long n)
 	int rc = 0;
 
 	for (unsigned long i = 0; i < n && rc == 0; i++)
-		rc = gen_one_small(g, 0x5e000000u + (uint32_t)i);
+		rc = gen_one_small(g, 5000 + (int64_t)(i & 0xfff),
+		    0x5e000000u + (uint32_t)i);
+	return rc;
+}
+
+/* @n sessions of one pid, each with one thread and one marker. */
+static int
+gen_samepid(struct dg *g, unsigned long n)
+{
+	int rc = 0;
+
+	for (unsigned long i = 0; i < n && rc == 0; i++)
+		rc = gen_one_small(g, 7000, 0x5a000000u + (uint32_t)i);
+	return rc;
+}
+
+/* @n sessions, each declaring marker schema 3 and writing one marker. */
+static int
+gen_schemas(struct dg *g, unsigned long n)
+{
+	static const struct dg_field f[] = { { "n", "N", "integer", 1 } };
+	static const unsigned kinds[] = { 1 };
+	static const uint64_t v[] = { 42 };
+	int rc = 0;
+
+	for (unsigned long i = 0; i < n && rc == 0; i++) {
+		struct dg_header h = small_header(8000 + (int64_t)i,
+		    0x5c000000u + (uint32_t)i);
+
+		rc = dg_header(g, &h);
+		if (rc == 0)
+			rc = dg_schema(g, 3, "Typed", 2, f, 1);
+		if (rc == 0)
+			rc = dg_rec_typed(g, TID_MAIN, 1, 2000, 2500, 3, kinds,
+			    v, NULL, 1);
+		if (rc == 0)
+			rc = dg_trailer(g, 3000, 3000);
+	}
+	return rc;
+}
+
+/* One session whose sampler reports @n thread ids, one SAME each. */
+static int
+gen_threads(struct dg *g, unsigned long n)
+{
+	struct dg_header h = { .pid = 4244, .start_ticks = 1000,
+		.start_mono_ns = 1000, .start_wall_ns = 1700000000000000000 };
+	int rc = begin_session(g, &h);
+
+	for (unsigned long i = 0; i < n && rc == 0; i++)
+		rc = dg_rec_same(g, TID_SAMPLER, 2000 + i, 1000 + (int64_t)i,
+		    1000, 0);
+	if (rc == 0)
+		rc = dg_trailer(g, 3000 + n, 3000 + n);
+	return rc;
+}
+
+/* One session with @n strings, each the call of one Blocked marker. */
+static int
+gen_strings(struct dg *g, unsigned long n)
+{
+	static const struct dg_field f[] = {
+		{ "call", "Call", "unique-string", 4 },
+	};
+	static const unsigned kinds[] = { 4 };
+	struct dg_header h = { .pid = 4245, .start_ticks = 1000,
+		.start_mono_ns = 1000, .start_wall_ns = 1700000000000000000 };
+	char name[32];
+	int rc = begin_session(g, &h);
+
+	if (rc == 0)
+		rc = dg_schema(g, 2, "Blocked", 2, f, 1);
+	for (unsigned long i = 0; i < n && rc == 0; i++) {
+		snprintf(name, sizeof(name), "call%lu", i);
+		rc = dg_string(g, 0x1000 + i, name);
+	}
+	for (unsigned long i = 0; i < n && rc == 0; i++) {
+		uint64_t ref = 0x1000 + i;
+
+		rc = dg_rec_typed(g, TID_MAIN, 1, 2000 + i, 2100 + i, 2,
+		    kinds, &ref, NULL, 1);
+	}
+	if (rc == 0)
+		rc = dg_trailer(g, 3000 + n, 3000 + n);
 	return rc;
 }
 
@@ -356,7 +464,105 @@ gen_bogus(struct dg *g, FILE *f, unsigned long n)
 			return -EIO;
 	if (fflush(f) != 0)
 		return -EIO;
-	return gen_one_small(g, 0x600d0001u);
+	return gen_one_small(g, 5001, 0x600d0001u);
+}
+
+/* Samples, markers and counter values at start + k * @step, k = 1..6. */
+static int
+timed_records(struct dg *g, uint64_t start, uint64_t step, unsigned cat)
+{
+	static const uint64_t frames[] = { 0x401000, 0x402000 };
+	int rc = dg_counter(g, 9, "level", "Other", "a gauge");
+
+	for (uint64_t k = 1; k <= 6 && rc == 0; k++) {
+		uint64_t t = start + k * step;
+
+		rc = sample(g, t, frames, 2);
+		if (rc == 0)
+			rc = dg_rec_interval(g, TID_MAIN, t, t + step / 2, 0x10,
+			    cat);
+		if (rc == 0)
+			rc = dg_rec_counter(g, TID_MAIN, t, 9, (int64_t)k);
+	}
+	if (rc == 0)
+		rc = dg_string(g, 0x10, "work");
+	return rc;
+}
+
+static int
+gen_clocks(struct dg *g)
+{
+	static const double rates[] = { 1e-300, 4.9e-324, 1e300 };
+	int rc = 0;
+
+	for (size_t i = 0; i < 3 && rc == 0; i++) {
+		struct dg_header h = small_header(9000 + (int64_t)i,
+		    0x5d000000u + (uint32_t)i);
+
+		h.ticks_per_second = rates[i];
+		rc = begin_session(g, &h);
+		if (rc == 0)
+			rc = timed_records(g, h.start_ticks, 1000000, 2);
+		if (rc == 0)    /* stop mono = start mono: no measured rate */
+			rc = dg_trailer(g, h.start_ticks + 8000000,
+			    h.start_mono_ns);
+	}
+	return rc;
+}
+
+static int
+gen_categories(struct dg *g)
+{
+	static const char *const two[] = { "A", "B" };
+	static const struct dg_field f[] = { { "", "", "integer", 1 } };
+	static const unsigned kinds[] = { 1 };
+	static const uint64_t v[] = { 7 };
+	const char *many[41];
+	char names[41][8];
+	struct dg_header h = small_header(9100, 0x5f000001u);
+	int rc;
+
+	h.categories = two;
+	h.ncategories = 2;
+	rc = begin_session(g, &h);
+	if (rc == 0)
+		rc = timed_records(g, h.start_ticks, 1000000, 1);
+	if (rc == 0)
+		rc = dg_trailer(g, h.start_ticks + 8000000, 8000000 + 1000);
+	for (int i = 0; i < 41; i++) {
+		snprintf(names[i], sizeof(names[i]), "C%d", i);
+		many[i] = i == 20 ? "" : names[i];
+	}
+	h = small_header(9101, 0x5f000002u);
+	h.categories = many;
+	h.ncategories = 41;
+	if (rc == 0)
+		rc = begin_session(g, &h);
+	if (rc == 0)
+		rc = timed_records(g, h.start_ticks, 1000000, 40);
+	if (rc == 0)
+		rc = dg_schema(g, 5, "", 20, f, 1);
+	if (rc == 0)
+		rc = dg_rec_typed(g, TID_MAIN, 1, 2000, 3000, 5, kinds, v, NULL,
+		    1);
+	if (rc == 0)
+		rc = dg_trailer(g, h.start_ticks + 8000000, 8000000 + 1000);
+	return rc;
+}
+
+static int
+gen_wrap(struct dg *g)
+{
+	struct dg_header h = small_header(9200, 0x5e5e0001u);
+	int rc;
+
+	h.start_ticks = UINT64_MAX - 1500;
+	rc = begin_session(g, &h);
+	if (rc == 0)
+		rc = timed_records(g, h.start_ticks, 500, 2);
+	if (rc == 0)
+		rc = dg_trailer(g, h.start_ticks + 4000, 1000 + 4000);
+	return rc;
 }
 
 static int
@@ -369,7 +575,9 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: " PROG " modules OUT PATH... | escapes OUT | "
-	    "extremes OUT | badheader OUT | bogus OUT N | sessions OUT N\n");
+	    "extremes OUT | badheader OUT | bogus OUT N | sessions OUT N | "
+	    "samepid OUT N | schemas OUT N | threads OUT N | strings OUT N | "
+	    "clocks OUT | categories OUT | wrap OUT\n");
 }
 
 static int
@@ -389,6 +597,20 @@ run(const char *mode, FILE *f, struct dg *g, int argc, char **argv)
 		return gen_bogus(g, f, n);
 	if (strcmp(mode, "sessions") == 0 && n > 0)
 		return gen_sessions(g, n);
+	if (strcmp(mode, "samepid") == 0 && n > 0)
+		return gen_samepid(g, n);
+	if (strcmp(mode, "schemas") == 0 && n > 0)
+		return gen_schemas(g, n);
+	if (strcmp(mode, "threads") == 0 && n > 0)
+		return gen_threads(g, n);
+	if (strcmp(mode, "strings") == 0 && n > 0)
+		return gen_strings(g, n);
+	if (strcmp(mode, "clocks") == 0)
+		return gen_clocks(g);
+	if (strcmp(mode, "categories") == 0)
+		return gen_categories(g);
+	if (strcmp(mode, "wrap") == 0)
+		return gen_wrap(g);
 	usage();
 	return -EINVAL;
 }

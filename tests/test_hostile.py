@@ -23,6 +23,27 @@ dumps and streams made to hurt them (tests/hostile_gen.c).
    within a few seconds of CPU (the scanner's hunt used to cost 16 MiB of
    CRC per header: minutes). 5000 sessions: capture writes 1000 files (the
    default --max-sessions) and exits 1; --max-sessions 7 writes 7.
+5. Growth (item 3): dumps whose size is modest but whose shape made the
+   converter or summarize grow far faster than the input run under a
+   256 MiB address-space limit and a CPU-time limit, each sized so that
+   the code before the fix failed it: 20000 sessions each declaring one
+   marker schema (a 65536-entry table each: ENOMEM), 8000 sessions of one
+   pid (the pid search was O(N^3): > 15 s), 100000 thread ids in one
+   session (per-thread tables of 64 slots, and eviction scanning every
+   stream: ENOMEM), and for summarize 300000 thread ids and 400000
+   strings (linear lookups: both killed at 10 s of CPU). The outputs are
+   checked: every session a process, the pids distinct, every thread
+   shown. In an
+   ASan build (whose shadow memory needs terabytes of address space) only
+   the CPU time is limited, to 60 s.
+6. Profiles the front-end would reject (item 5), each accepted by
+   tests/gecko_check.py now (the code before failed it): clock rates of
+   1e-300, a denormal and 1e300 (times were null; now at 1e9 with a
+   clockNote in the gathering log); a sub-process with 41 categories
+   under a top level with 2 (indexes past the top level's list; now
+   mapped by name or to its default); an empty category, schema and
+   field name (now named); a session recording across the wrap of the
+   tick counter (samples out of time order; now in order).
 """
 
 import json
@@ -205,6 +226,131 @@ def many_sessions():
     print("test_hostile: 5000 sessions: capture stops writing at the cap")
 
 
+def sanitized(path):
+    """Whether @path is an ASan build: it reserves terabytes of shadow
+    address space, so RLIMIT_AS cannot bound it (and it runs slower)."""
+    with open(path, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+SANITIZED = sanitized(M2G)
+GROW_AS = 256 << 20      # address space of one growth run
+GROW_CPU = 60 if SANITIZED else 10      # CPU seconds of one growth run
+
+
+def limited():
+    if not SANITIZED:
+        resource.setrlimit(resource.RLIMIT_AS, (GROW_AS, GROW_AS))
+    resource.setrlimit(resource.RLIMIT_CPU, (GROW_CPU, GROW_CPU))
+
+
+def run_limited(args, what):
+    """Runs @args under GROW_AS and GROW_CPU; fails unless it exits 0.
+    Returns stdout and the CPU seconds it took."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       preexec_fn=limited, timeout=TIME_LIMIT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    check(r.returncode == 0, f"{what}: exit {r.returncode} under "
+          f"{GROW_AS >> 20} MiB / {GROW_CPU} s of CPU:\n"
+          f"{r.stderr.decode(errors='replace')[-1000:]}")
+    print(f"test_hostile: {what}: {cpu:.2f} s of CPU within " +
+          ("no memory limit (ASan)" if SANITIZED else
+           f"{GROW_AS >> 20} MiB of address space"))
+    return r.stdout, cpu
+
+
+def convert_limited(mode, n):
+    dump = os.path.join(DIR, f"grow-{mode}.rtprof")
+    gen(mode, dump, n)
+    prof = os.path.join(DIR, f"grow-{mode}.json")
+    size = os.path.getsize(dump) >> 20
+    run_limited([M2G, "--quiet", dump, "-o", prof],
+                f"msgpack2gecko, {mode} {n} ({size} MiB)")
+    with open(prof) as f:
+        return json.load(f)
+
+
+def growth():
+    p = convert_limited("schemas", 20000)
+    procs = p["processes"]
+    check(len(procs) == 19999, f"schemas: {len(procs)} sub-processes")
+    check(all(q["meta"]["markerSchema"][0]["name"] == "Typed"
+              for q in procs), "schemas: a session lost its schema")
+    p = convert_limited("samepid", 8000)
+    pids = [p["threads"][0]["pid"]] + [q["threads"][0]["pid"]
+                                       for q in p["processes"]]
+    check(len(set(pids)) == 8000, f"samepid: {len(set(pids))} pids")
+    check(all((int(x) - 7000) % 4194304 == 0 for x in pids),
+          "samepid: a pid not of the form 7000 + k * 4194304")
+    p = convert_limited("threads", 100000)
+    tids = {t["tid"] for t in p["threads"]}
+    check(len(tids) >= 100000, f"threads: {len(tids)} threads shown")
+    for mode, n, want in (("threads", 300000, b"(tid 300999)"),
+                          ("strings", 400000, b"call399999")):
+        dump = os.path.join(DIR, f"grow-sum-{mode}.rtprof")
+        gen(mode, dump, n)
+        out, _ = run_limited([RTPROF, "summarize", "--top", "1000000",
+                              dump], f"summarize, {mode} {n}")
+        check(want in out, f"summarize {mode}: {want} not in the output")
+
+
+CHECKER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "gecko_check.py")
+
+
+def converted(mode):
+    """The profile of hostile_gen @mode, checked by gecko_check.py."""
+    dump = os.path.join(DIR, f"{mode}.rtprof")
+    gen(mode, dump)
+    prof = os.path.join(DIR, f"{mode}.json")
+    run([M2G, "--quiet", dump, "-o", prof], want=(0,))
+    r = subprocess.run([sys.executable, CHECKER, "--quiet", prof],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=TIME_LIMIT)
+    check(r.returncode == 0, f"{mode}: gecko_check.py:\n"
+          f"{r.stdout.decode(errors='replace')[:3000]}")
+    with open(prof) as f:
+        return json.load(f)
+
+
+def all_processes(p):
+    return [p] + p["processes"]
+
+
+def rejected_profiles():
+    p = converted("clocks")
+    for q in all_processes(p):
+        note = q["profileGatheringLog"].get("clockNote", "")
+        check("not a plausible" in note, f"clocks: no clockNote: {note!r}")
+        times = [row[1] for row in q["threads"][0]["samples"]["data"]]
+        check(times and all(isinstance(t, (int, float)) for t in times),
+              f"clocks: sample times {times}")
+    p = converted("categories")
+    top = [c["name"] for c in p["meta"]["categories"]]
+    sub = p["processes"][0]
+    check(all(c["name"] for c in sub["meta"]["categories"]),
+          "categories: an unnamed category")
+    for th in sub["threads"]:
+        for m in th["markers"]["data"]:
+            check(m[4] < len(top), f"categories: marker category {m[4]} "
+                  f"of {len(top)}")
+    schemas = sub["meta"]["markerSchema"]
+    named = [s for s in schemas if s["name"] == "Marker type 5"]
+    check(all(s["name"] for s in schemas) and len(named) == 1 and
+          [(f["key"], f["label"]) for f in named[0]["data"]] ==
+          [("field1", "Field 1")],
+          f"categories: the unnamed schema and field: {schemas}")
+    p = converted("wrap")
+    times = [row[1] for row in p["threads"][0]["samples"]["data"]]
+    check(len(times) >= 6 and times == sorted(times),
+          f"wrap: sample times {times}")
+    print("test_hostile: absurd clock rates, categories past the top "
+          "level's, empty names, a wrapping tick counter: accepted by "
+          "gecko_check.py")
+
+
 def main():
     shutil.rmtree(DIR, ignore_errors=True)
     os.makedirs(DIR)
@@ -213,6 +359,8 @@ def main():
     escapes()
     bogus_headers()
     many_sessions()
+    growth()
+    rejected_profiles()
     print("test_hostile: ok")
 
 

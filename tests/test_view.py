@@ -13,8 +13,12 @@ every other path (traversal attempts included), 405, 400, 421, 431 for a
 nobody, a partial request answered 408 after the request timeout, the stop
 after the grace period and on SIGINT, and the usage errors. Then:
 - the opener: with DISPLAY (or WAYLAND_DISPLAY) set and a fake xdg-open
-  first in PATH, the opener gets exactly the printed from-url address as
-  its only argument, runs in a session of its own with SIGPIPE not
+  first in PATH, the opener's only argument is the path of a page that
+  sends the browser to the printed from-url address: neither its argv
+  nor its environment holds the secret path (any local user reads them
+  in ps), the page is ours, mode 0600 in a 0700 directory, and is gone
+  once the server stopped; a request without the secret path is refused
+  (404); the opener runs in a session of its own with SIGPIPE not
   ignored, and does not hold the server up (it hangs; the server stops
   after the grace period all the same); with --no-open, with no display
   variable, or empty ones, it is never run (and the tool says why not);
@@ -471,6 +475,9 @@ FAKE_OPENER = r"""#!/bin/sh
 out="$RTPROF_TEST_OPENER_OUT"
 printf '%s\0' "$@" > "$out.tmp"
 cat /proc/$$/stat /proc/$$/status > "$out.proc"
+cat /proc/$$/environ > "$out.environ"
+cat "$1" > "$out.page"
+stat -c '%u %a' "$1" "$(dirname "$1")" > "$out.mode"
 mv "$out.tmp" "$out.argv"
 exec sleep 60
 """
@@ -520,6 +527,34 @@ def fetch_and_stop(v, what):
     return body, out
 
 
+def check_page(tag, v, args, out):
+    """What the opener got (@args, and what it recorded at @out.*) gives
+    nobody else the profile: the secret path is in no argument and in no
+    environment variable, only in a page only we can read."""
+    secret = v.path.split("/")[1].encode()
+    check(len(secret) == 32, f"{tag}: secret path {v.path!r}")
+    check(len(args) == 1 and secret not in args[0] and
+          args[0].startswith(b"/") and args[0].endswith(b".html"),
+          f"{tag}: opener arguments {args!r}")
+    with open(out + ".environ", "rb") as f:
+        check(secret not in f.read(), f"{tag}: the secret in the "
+              "opener's environment")
+    with open(out + ".page", "rb") as f:
+        page = f.read().decode()
+    check(v.address in page and "location.replace" in page,
+          f"{tag}: the page does not lead to {v.address}: {page}")
+    with open(out + ".mode") as f:
+        (fu, fm), (du, dm) = (x.split() for x in f.read().splitlines())
+    check(int(fu) == os.getuid() and int(du) == os.getuid() and
+          fm == "600" and dm == "700",
+          f"{tag}: page {fu} {fm}, its directory {du} {dm}")
+    for other in ("/profile.json", "/", f"/{secret.decode()}",
+                  f"/{secret.decode()[:31]}/profile.json"):
+        r, _ = v.request("GET", other)
+        check(r.status == 404, f"{tag}: GET {other}: {r.status}")
+    return args[0].decode()
+
+
 def test_opener(dump):
     sigpipe_bit = 1 << (signal.SIGPIPE - 1)
     sigint_bit = 1 << (signal.SIGINT - 1)
@@ -537,8 +572,7 @@ def test_opener(dump):
               f"{tag}: the opener was not run:\n{v.stderr()}")
         with open(argv_path, "rb") as f:
             args = f.read().split(b"\0")[:-1]
-        check(args == [v.address.encode()],
-              f"{tag}: opener arguments {args!r}, printed {v.address!r}")
+        check_page(tag, v, args, argv_path[:-len(".argv")])
         with open(proc_path) as f:
             stat, status = f.read().split("\n", 1)
         pid = int(stat.split()[0])
@@ -558,6 +592,10 @@ def test_opener(dump):
         t0 = time.time()
         fetch_and_stop(v, tag)
         check(time.time() - t0 < 5, f"{tag}: stopped late (opener?)")
+        page = args[0].decode()
+        check(not os.path.exists(page) and
+              not os.path.exists(os.path.dirname(page)),
+              f"{tag}: {page} left behind")
         check(os.path.exists(f"/proc/{pid}"), f"{tag}: opener gone early")
         kill_opener(pid)
 

@@ -129,7 +129,9 @@ view_usage(FILE *f)
 	    "server bound to 127.0.0.1 serves it, gzip-compressed, under a\n"
 	    "random path; the Firefox Profiler's from-url address for it is\n"
 	    "printed, and opened with xdg-open when there is a display\n"
-	    "(DISPLAY or WAYLAND_DISPLAY). Nothing else is served. The server\n"
+	    "(DISPLAY or WAYLAND_DISPLAY) through a page only you can read\n"
+	    "(the address is never in a command line that other users see\n"
+	    "in ps). Nothing else is served. The server\n"
 	    "stops on Ctrl-C (or SIGTERM), or once the profile was fetched\n"
 	    "and the grace period passed.\n"
 	    "options:\n"
@@ -1081,6 +1083,94 @@ percent_encode(const char *in, char *out, size_t n)
 }
 
 /*
+ * The page the browser is opened with. The from-url address carries the
+ * profile's secret path, and an argument is public: any local user reads
+ * it in ps (xdg-open's, then the browser's). So the opener gets the path
+ * of a page only this user can read (mode 0600 in a fresh 0700
+ * directory, in $XDG_RUNTIME_DIR, else $TMPDIR, else /tmp), which sends
+ * the browser on to the address; nothing in an argument or in the
+ * environment fetches the profile. Removed when the server stops.
+ */
+struct open_page {
+	char dir[PATH_MAX];
+	char file[PATH_MAX + 16];
+};
+
+static const char *
+page_base(void)
+{
+	static const char *const vars[] = { "XDG_RUNTIME_DIR", "TMPDIR" };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *d = getenv(vars[i]);
+
+		if (d != NULL && d[0] == '/')
+			return d;
+	}
+	return "/tmp";
+}
+
+/* Write the redirecting page for @from_url to the open descriptor @fd. */
+static int
+page_write(int fd, const char *from_url)
+{
+	FILE *f = fdopen(fd, "w");
+	int rc;
+
+	if (f == NULL) {
+		close(fd);
+		return -1;
+	}
+	/* @from_url is percent-encoded: no quote, no '<' or '&' in it. */
+	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
+	    "<meta name=\"referrer\" content=\"no-referrer\">\n"
+	    "<meta http-equiv=\"refresh\" content=\"0; url=%s\">\n"
+	    "<title>rtprof view</title></head>\n"
+	    "<body><p>Opening <a href=\"%s\">the profile in the Firefox "
+	    "Profiler</a>.</p>\n<script>location.replace(\"%s\");</script>"
+	    "\n</body></html>\n", from_url, from_url, from_url);
+	rc = ferror(f) ? -1 : 0;
+	if (fclose(f) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* Make @pg for @from_url. Return: 0, or -1 (message printed). */
+static int
+page_create(struct open_page *pg, const char *from_url)
+{
+	int fd;
+
+	pg->file[0] = '\0';
+	if (snprintf(pg->dir, sizeof(pg->dir), "%s/rtprof-view-XXXXXX",
+	    page_base()) >= (int)sizeof(pg->dir) || mkdtemp(pg->dir) == NULL) {
+		fprintf(stderr, VIEW ": cannot make a private directory in "
+		    "%s: %s\n", page_base(), strerror(errno));
+		pg->dir[0] = '\0';
+		return -1;
+	}
+	snprintf(pg->file, sizeof(pg->file), "%s/open.html", pg->dir);
+	fd = open(pg->file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (fd < 0 || page_write(fd, from_url) != 0) {
+		fprintf(stderr, VIEW ": cannot write %s: %s\n", pg->file,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void
+page_remove(struct open_page *pg)
+{
+	if (pg->file[0] != '\0')
+		unlink(pg->file);
+	if (pg->dir[0] != '\0')
+		rmdir(pg->dir);
+	pg->file[0] = pg->dir[0] = '\0';
+}
+
+/*
  * Open @url with the desktop's opener (xdg-open), not waiting for it.
  * The opener may start the browser itself and wait for it (xdg-open
  * does on a desktop it does not know), so it runs in a session of its
@@ -1166,6 +1256,7 @@ cmd_view(int argc, char **argv)
 	char **in = NULL;
 	char hex[33], url[128], enc[3 * sizeof(url) + 1];
 	char from_url[sizeof(enc) + 64];
+	struct open_page page = { .dir = "", .file = "" };
 	unsigned long port = 0;
 	double grace = 10.0;
 	bool no_open = false, quiet = false, opts_done = false;
@@ -1312,9 +1403,13 @@ cmd_view(int argc, char **argv)
 	    getenv("DISPLAY")[0] != '\0') ||
 	    (getenv("WAYLAND_DISPLAY") != NULL &&
 	    getenv("WAYLAND_DISPLAY")[0] != '\0'))) {
-		printf(VIEW ": opening it with xdg-open\n");
 		fflush(stdout);
-		opener = open_browser(from_url);
+		if (page_create(&page, from_url) == 0) {
+			printf(VIEW ": opening it with xdg-open, through %s (a "
+			    "page only you can read)\n", page.file);
+			fflush(stdout);
+			opener = open_browser(page.file);
+		}
 	} else if (!no_open) {
 		printf(VIEW ": no display: open the address above in a "
 		    "browser\n");
@@ -1328,6 +1423,7 @@ cmd_view(int argc, char **argv)
 	if (status == EXIT_OK)
 		status = prep;
 done:
+	page_remove(&page);
 	if (opener > 0)
 		waitpid(opener, NULL, WNOHANG);
 	if (s.conns != NULL)

@@ -47,6 +47,7 @@
 
 #include "dump_reader.h"
 #include "esc.h"
+#include "idmap.h"
 #include "summarize.h"
 #include "symbolize.h"
 
@@ -207,11 +208,13 @@ struct sum {
 	struct rtprof_symbolizer *sym;
 	struct { uint64_t ref; char *text; } *str;
 	size_t nstr, strcap;
+	struct rtprof_idmap str_idx;    /* ref -> str[] (the first one) */
 	int blocked_type;               /* SCHEMA id of "Blocked", -1 */
 	struct { int64_t tid; char name[64]; char *last; struct pend pend; }
 	    *th;
 	size_t nth, thcap;
 	size_t th_last;                 /* thread_of() cache */
+	struct rtprof_idmap th_idx;     /* tid -> th[] */
 	size_t npend;                   /* threads with a pending marker */
 	/* Across inputs: */
 	struct agg blocked, bstack, cpu, self, folded_stacks;
@@ -257,21 +260,22 @@ blocked_add(struct sum *s, const char *call, double ms, const char *frames)
 static const char *
 str_of(const struct sum *s, uint64_t ref)
 {
-	for (size_t i = 0; i < s->nstr; i++)
-		if (s->str[i].ref == ref)
-			return s->str[i].text;
-	return "?";
+	int64_t i = rtprof_idmap_get(&s->str_idx, (int64_t)ref);
+
+	return i >= 0 ? s->str[i].text : "?";
 }
 
 /* The thread entry of @tid (created). */
 static size_t
 thread_of(struct sum *s, int64_t tid)
 {
+	int64_t i;
+
 	if (s->th_last < s->nth && s->th[s->th_last].tid == tid)
 		return s->th_last;
-	for (size_t i = 0; i < s->nth; i++)
-		if (s->th[i].tid == tid)
-			return s->th_last = i;
+	i = rtprof_idmap_get(&s->th_idx, tid);
+	if (i >= 0)
+		return s->th_last = (size_t)i;
 	if (s->nth == s->thcap) {
 		size_t nc = s->thcap ? s->thcap * 2 : 16;
 		void *n = realloc(s->th, nc * sizeof(*s->th));
@@ -282,6 +286,10 @@ thread_of(struct sum *s, int64_t tid)
 		}
 		s->th = n;
 		s->thcap = nc;
+	}
+	if (rtprof_idmap_set(&s->th_idx, tid, s->nth) != 0) {
+		fail(s, -ENOMEM);
+		return 0;
 	}
 	memset(&s->th[s->nth], 0, sizeof(s->th[s->nth]));
 	s->th[s->nth].tid = tid;
@@ -390,6 +398,8 @@ on_string(void *ctx, uint64_t ref, const char *text, size_t len)
 {
 	struct sum *s = ctx;
 
+	if (rtprof_idmap_get(&s->str_idx, (int64_t)ref) >= 0)
+		return 0;       /* the first text of a ref is the one used */
 	if (s->nstr == s->strcap) {
 		size_t nc = s->strcap ? s->strcap * 2 : 256;
 		void *n = realloc(s->str, nc * sizeof(*s->str));
@@ -399,8 +409,11 @@ on_string(void *ctx, uint64_t ref, const char *text, size_t len)
 		s->str = n;
 		s->strcap = nc;
 	}
-	if ((s->str[s->nstr].text = strndup(text, len)) == NULL)
+	if (rtprof_idmap_set(&s->str_idx, (int64_t)ref, s->nstr) != 0 ||
+	    (s->str[s->nstr].text = strndup(text, len)) == NULL) {
+		rtprof_idmap_clear(&s->str_idx);        /* str_of: "?" */
 		return fail(s, -ENOMEM);
+	}
 	s->str[s->nstr++].ref = ref;
 	return 0;
 }
@@ -600,9 +613,11 @@ reset_dump(struct sum *s)
 	for (size_t i = 0; i < s->nstr; i++)
 		free(s->str[i].text);
 	s->nstr = 0;
+	rtprof_idmap_clear(&s->str_idx);
 	for (size_t i = 0; i < s->nth; i++)
 		free(s->th[i].last);
 	s->nth = 0;
+	rtprof_idmap_clear(&s->th_idx);
 	s->blocked_type = -1;
 	s->tps = 0;
 }
@@ -1941,5 +1956,7 @@ out:
 	agg_free(&s.sig_blocked);
 	free(s.str);
 	free(s.th);
+	rtprof_idmap_free(&s.str_idx);
+	rtprof_idmap_free(&s.th_idx);
 	return status;
 }
