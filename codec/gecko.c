@@ -1823,11 +1823,10 @@ is_audio_callback(const struct gsess *g, const struct gmark *m)
 {
 	const struct gschema *sc;
 
-	if (m->kind != RTPROF_REC_TYPED || m->phase != 1 || m->t1 < m->t0 ||
-	    g->schema == NULL)
+	if (m->kind != RTPROF_REC_TYPED || m->phase != 1 || m->t1 < m->t0)
 		return false;
-	sc = &g->schema[m->type];
-	return sc->present && sc->name != NULL &&
+	sc = schema_of(g, m->type);
+	return sc != NULL && sc->present && sc->name != NULL &&
 	    strcmp(sc->name, "Audio callback") == 0;
 }
 
@@ -1845,11 +1844,13 @@ callback_add(struct gsess *g, struct gthread *th, const struct gmark *m)
 
 	memset(&s, 0, sizeof(s));
 	s.t = m->t0 != 0 ? m->t0 - 1 : 0;
+	s.key = time_key(g, s.t);
 	s.stack = GSMP_CB_BEGIN;
 	s.seq = g->seq++;
 	if (spill_put(g, &th->smps, sizeof(s), &s, sizeof(s)) != 0)
 		return g->err;
 	s.t = m->t1 != UINT64_MAX ? m->t1 + 1 : m->t1;
+	s.key = time_key(g, s.t);
 	s.stack = GSMP_CB_END;
 	s.seq = g->seq++;
 	th->ncb++;

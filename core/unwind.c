@@ -433,6 +433,45 @@ static unw_accessors_t accessors = {
 	.get_proc_name = get_proc_name,
 };
 
+/*
+ * libunwind's cache of register states per address, without its lock.
+ * UNW_CACHE_GLOBAL guards it with a mutex and blocks every signal around
+ * it: two rt_sigprocmask system calls per unwind step (about 30 per
+ * sample at depth 10). UNW_CACHE_PER_THREAD skips both, but Debian's
+ * libunwind (1.6, built without per-thread caches) turns it into
+ * UNW_CACHE_GLOBAL in unw_set_caching_policy(), while its step still
+ * honours it (the address space's own cache, unlocked). This address space
+ * is the sampler thread's alone, so the lock guards nothing: the policy
+ * field is found by toggling the policy (the one int that reads 0, 1, 0, 1
+ * with it) and set to UNW_CACHE_PER_THREAD. Nothing found for sure: the
+ * locked global cache stays. Return: 1 when the lock is off.
+ */
+static int
+cache_unlocked(unw_addr_space_t as)
+{
+	enum { SCAN = 64 };     /* ints: the policy is near the start */
+	int seen[4][SCAN], at = -1;
+
+	for (int k = 0; k < 4; k++) {
+		unw_set_caching_policy(as, k % 2 ? UNW_CACHE_GLOBAL :
+		    UNW_CACHE_NONE);
+		memcpy(seen[k], (const void *)as, sizeof(seen[k]));
+	}
+	for (int i = 0; i < SCAN; i++)
+		if (seen[0][i] == UNW_CACHE_NONE &&
+		    seen[1][i] == UNW_CACHE_GLOBAL &&
+		    seen[2][i] == UNW_CACHE_NONE &&
+		    seen[3][i] == UNW_CACHE_GLOBAL) {
+			if (at >= 0)
+				return 0;       /* two candidates: unsure */
+			at = i;
+		}
+	if (at < 0)
+		return 0;
+	((int *)(void *)as)[at] = UNW_CACHE_PER_THREAD;
+	return 1;
+}
+
 /* Context: sampler thread; allocates. */
 int
 rtprof__unwinder_new(struct rtprof__unwinder **out)
@@ -446,7 +485,8 @@ rtprof__unwinder_new(struct rtprof__unwinder **out)
 		free(u);
 		return -ENOMEM;
 	}
-	unw_set_caching_policy(u->as, UNW_CACHE_PER_THREAD);
+	if (!cache_unlocked(u->as))
+		unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
 	scan(u, 1);
 	*out = u;
 	return 0;

@@ -14,7 +14,7 @@ main(void)
 		NULL, NULL, NULL, 0, { { NULL, NULL, NULL, RTPROF_FIELD_I64 } } };
 	const rtprof_marker_type *t = rtprof_marker_type_declare(&s);
 	rtprof_counter *c = rtprof_counter_declare("c", NULL, NULL);
-	struct rtprof_settings set = { sizeof(set), RTPROF_MODE_STREAM, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	struct rtprof_settings set = { sizeof(set), RTPROF_MODE_STREAM, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 	rtprof_rec r;
 
 	rtprof_thread_register("main", 0);
