@@ -704,26 +704,34 @@ serve(int lfd, struct rec *r)
 }
 
 /*
- * Wait up to @ms for a process asking for a dump, then copy what every
- * pipe holds. The pipes are drained on this cadence, not at each write:
- * the launcher wakes 1000 / PUMP_MS times a second, not at every flush of
- * every process (it would take CPU time from the profiled program on a
- * small machine); a pipe holds PIPE_BYTES meanwhile, and a writer that
- * fills it waits for the next round (its write timeout is seconds).
+ * Wait up to @ms for a process asking for a dump, CMD's exit or a dump's
+ * end, then copy what every pipe holds. The pipes are drained on this
+ * cadence, not at each write: the launcher wakes 1000 / PUMP_MS times a
+ * second, not at every flush of every process (it would take CPU time
+ * from the profiled program on a small machine); a pipe holds PIPE_BYTES
+ * meanwhile, and a writer that fills it waits for the next round (its
+ * write timeout is seconds). A pipe is polled for its end only (no
+ * events asked: POLLHUP when its last writer is gone), so that the
+ * launcher never waits a round for a process that is done.
  */
 void
 rec_run_once(int lfd, struct rec *r, int ms)
 {
-	struct pollfd pf[1 + MAX_PENDING];
-	int n = 0;
+	struct pollfd pf[2 + MAX_PENDING + RECORD_MAX_PROCS + 1];
+	nfds_t n = 0;
 
 	pf[n++] = (struct pollfd){ lfd, POLLIN, 0 };
 	for (int i = 0; i < r->npend; i++)
 		pf[n++] = (struct pollfd){ r->pend[i].fd, POLLIN, 0 };
+	if (r->cmd_pidfd >= 0)
+		pf[n++] = (struct pollfd){ r->cmd_pidfd, POLLIN, 0 };
+	for (int i = 0; i < r->n; i++)
+		if (r->p[i].in >= 0)
+			pf[n++] = (struct pollfd){ r->p[i].in, 0, 0 };
 	/* A pending client that stays silent is dropped on time. */
 	if (r->npend > 0 && ms > PUMP_MS)
 		ms = PUMP_MS;
-	if (poll(pf, (nfds_t)n, ms) > 0 && (pf[0].revents & POLLIN))
+	if (poll(pf, n, ms) > 0 && (pf[0].revents & POLLIN))
 		serve(lfd, r);
 	for (int i = r->npend - 1; i >= 0; i--)
 		pend_try(r, i);
@@ -830,6 +838,8 @@ notes_free(struct rec *r)
 void
 rec_free(struct rec *r)
 {
+	if (r->cmd_pidfd >= 0)
+		close(r->cmd_pidfd);
 	for (int i = 0; i < r->npend; i++)
 		close(r->pend[i].fd);
 	for (int i = 0; i < r->n; i++) {

@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -597,10 +598,14 @@ launch(const struct ropts *o, struct rec *r, struct run *u)
 	return 0;
 }
 
-/* Copy the pipes until CMD exits. Return: 0, -1 (said). */
+/* Copy the pipes until CMD exits (a pidfd wakes the launcher at once;
+ * without one, within a round). Return: 0, -1 (said). */
 static int
 wait_cmd(struct rec *r, struct run *u)
 {
+#ifdef SYS_pidfd_open
+	r->cmd_pidfd = (int)syscall(SYS_pidfd_open, u->pid, 0);
+#endif
 	for (;;) {
 		pid_t w;
 
@@ -615,6 +620,10 @@ wait_cmd(struct rec *r, struct run *u)
 	}
 	r->cmd_done = true;
 	child_pid = 0;
+	if (r->cmd_pidfd >= 0) {
+		close(r->cmd_pidfd);    /* readable from now on: not polled */
+		r->cmd_pidfd = -1;
+	}
 	return 0;
 }
 
@@ -638,8 +647,9 @@ tree_gone(void)
 /*
  * Gathering: the processes CMD started may still be writing. Copy while
  * any dump grows; done when every pipe is closed and no process of the
- * tree is left (when one is, after one quiet round: an exec'ing one asks
- * again a moment later); given up after QUIET_ROUNDS without a byte.
+ * tree is left (when one is, after one quiet round: one that exec'ed or
+ * was just started asks a moment later, one not recorded may live on);
+ * given up after QUIET_ROUNDS without a byte.
  */
 static void
 gather(struct rec *r, struct run *u)
@@ -652,7 +662,7 @@ gather(struct rec *r, struct run *u)
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		end = (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000 + ROUND_MS;
 		do {
-			if (rec_open_pipes(r) == 0 && (r->n == 1 || quiet > 0 ||
+			if (rec_open_pipes(r) == 0 && (quiet > 0 ||
 			    tree_gone()))
 				goto gathered;
 			rec_run_once(u->lfd, r, PUMP_MS);
@@ -786,6 +796,7 @@ cmd_record(int argc, char **argv)
 		fprintf(stderr, PROG ": out of memory\n");
 		return 2;
 	}
+	r->cmd_pidfd = -1;
 	r->max_total = o.max_total;
 	r->max_bytes = o.max_bytes;
 	r->max_procs = (int)o.max_procs;

@@ -70,6 +70,7 @@ struct rec {
 	struct { int fd; pid_t pid; int64_t since_ns; } pend[MAX_PENDING];
 	int npend;
 	int refused_uid;        /* clients of another user, refused */
+	int cmd_pidfd;          /* readable when CMD exits; -1 none */
 	struct rtprof_gecko_note notes[MAX_NOTES];      /* strings owned */
 	size_t nnotes;
 };
