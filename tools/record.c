@@ -18,7 +18,9 @@
  * Every program CMD starts (exec, posix_spawn, system) is followed too:
  * RTPROF_SOCK names a Unix socket on which each new process asks for its
  * own dump (at most RECORD_MAX_PROCS processes: more are run unrecorded,
- * and said so). A child made by fork() without exec asks too, once it
+ * and said so). The launcher takes the asker's pid and uid from the
+ * kernel (SO_PEERCRED; another user's process is refused) and never
+ * waits for one: a request not there yet is polled with the pipes. A child made by fork() without exec asks too, once it
  * used 2 ms of CPU or lived 50 ms (core/state.c, follow_start: a child
  * that execs or exits before, a shell running a command, is not a process
  * of its own in the profile; the program it execs is).
