@@ -3,8 +3,14 @@
 #endif
 /*
  * symbolize.c - offline symbolication with elfutils libdwfl (see
- * symbolize.h). One Dwfl per usable module: the module is reported at the
- * load bias the dump implies, so runtime addresses go to libdwfl unchanged.
+ * symbolize.h). One Dwfl per usable file, reported at bias 0: lookups go
+ * to libdwfl with ELF addresses (a runtime address less the load bias the
+ * dump implies), so that one file's tables serve every process that
+ * mapped it, wherever it was loaded. The files are kept per thread across
+ * symbolizers (the converter makes one per process): a file is read, its
+ * debug info found and decompressed, once per run, not once per process
+ * (MAX_IDLE_FILES unused files are kept; a file that changed on disk is
+ * read again).
  *
  * Load bias: the dump records start = load address of the lowest executable
  * PT_LOAD segment and offset = its p_offset; the segment with that p_offset
@@ -19,7 +25,8 @@
  * dwfl_module_getsrc, or, when there is no .debug_aranges (clang), from our
  * table of CU ranges and dwarf_getsrc_die.
  *
- * Context: converter (offline), single-threaded.
+ * Context: converter (offline): a symbolizer is used by one thread; the
+ * file cache is that thread's own (thread-local).
  */
 #include "symbolize.h"
 
@@ -44,17 +51,27 @@
 #define CACHE_PROBE 8
 /* The detail of every module whose file is missing, refused or not ELF. */
 #define NOT_USABLE "not usable"
+/* Files no symbolizer uses any more, kept for the next one. */
+#define MAX_IDLE_FILES 32
 
-struct module {
-	char *path;     /* as recorded */
-	char *detail;   /* one-line explanation, or NULL */
-	uint64_t start, end, offset, bias;
-	uint64_t from, to;        /* mapped in [from, to) (ticks) */
-	unsigned char *bid;       /* build id as recorded, or NULL */
-	size_t bidlen;
-	enum rtprof_modstatus status;
+/* One ELF file as libdwfl reads it, at bias 0 (ELF addresses), and the
+ * tables built from it; shared by the modules of every symbolizer of a
+ * thread that map it. */
+struct modfile {
+	struct modfile *next;   /* the thread's files, most recent first */
+	int refs;               /* modules using it */
+	bool keep;              /* kept unused (not an image from a dump) */
+	dev_t dev;              /* identity: the file as opened ... */
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	char *path;     /* ... under this recorded path (names "lib+0x...") */
+	char *debuginfo_path;   /* ... with this debug search list */
+	Dwfl_Callbacks cb;
+	uint64_t end;   /* ELF address bound of the first mapping seen */
+	int nsym;
 	bool has_dwarf;
-	Dwfl *dwfl;     /* NULL unless usable */
+	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	/* CU address ranges, for DWARF without .debug_aranges (clang's
 	 * default, which libdw 0.188 does not look past); built lazily. */
@@ -77,6 +94,20 @@ struct module {
 	bool fstarts_built;
 };
 
+struct module {
+	char *path;     /* as recorded */
+	char *detail;   /* one-line explanation, or NULL */
+	uint64_t start, end, offset, bias;
+	uint64_t from, to;        /* mapped in [from, to) (ticks) */
+	unsigned char *bid;       /* build id as recorded, or NULL */
+	size_t bidlen;
+	enum rtprof_modstatus status;
+	struct modfile *f;      /* NULL unless usable */
+};
+
+/* This thread's files (see struct modfile). */
+static __thread struct modfile *files;
+
 struct fname {
 	uint64_t start;   /* ELF address of the function start */
 	char *name;
@@ -90,7 +121,7 @@ struct image {
 };
 
 struct fsym {
-	uint64_t lo, hi;  /* runtime addresses, [lo, hi) */
+	uint64_t lo, hi;  /* ELF addresses (the file at bias 0), [lo, hi) */
 	uint64_t sec_end; /* end of the symbol's section (bounds size 0) */
 	const char *name; /* in the ELF's string table */
 	int rank;         /* among aliases: lower wins */
@@ -153,6 +184,122 @@ xasprintf(const char *fmt, ...)
 	return p;
 }
 
+static void
+file_free(struct modfile *f)
+{
+	if (f->dwfl != NULL)
+		dwfl_end(f->dwfl);
+	free(f->cus);
+	free(f->syms);
+	for (size_t k = 0; k < f->nfnames; k++)
+		free(f->fnames[k].name);
+	free(f->fnames);
+	free(f->fstarts);
+	free(f->path);
+	free(f->debuginfo_path);
+	free(f);
+}
+
+/* A module stops using @f; past MAX_IDLE_FILES unused ones, the least
+ * recently used are freed, and an unused image (a dump's vDSO: its own
+ * in every dump) at once. Context: the thread that owns the cache. */
+static void
+file_put(struct modfile *f)
+{
+	struct modfile **pp;
+	size_t idle = 0;
+
+	if (f == NULL || --f->refs > 0)
+		return;
+	for (pp = &files; *pp != NULL;) {
+		struct modfile *g = *pp;
+
+		if (g->refs == 0 && (!g->keep || ++idle > MAX_IDLE_FILES)) {
+			*pp = g->next;
+			file_free(g);
+			continue;
+		}
+		pp = &g->next;
+	}
+}
+
+/* The file opened as @fd for module @m, already read (then moved to the
+ * front of the list), or NULL. */
+static struct modfile *
+file_find(const struct rtprof_symbolizer *s, const struct stat *st,
+    const struct module *m)
+{
+	for (struct modfile **pp = &files; *pp != NULL; pp = &(*pp)->next) {
+		struct modfile *f = *pp;
+
+		if (f->dev != st->st_dev || f->ino != st->st_ino ||
+		    f->size != st->st_size ||
+		    f->mtime.tv_sec != st->st_mtim.tv_sec ||
+		    f->mtime.tv_nsec != st->st_mtim.tv_nsec ||
+		    strcmp(f->path, m->path) != 0 ||
+		    strcmp(f->debuginfo_path, s->debuginfo_path) != 0)
+			continue;
+		*pp = f->next;
+		f->next = files;
+		files = f;
+		return f;
+	}
+	return NULL;
+}
+
+/*
+ * Reads @fd (consumed) as module @m's file, @used the path it was opened
+ * by: reported to a Dwfl of its own at bias 0, its symbol table and debug
+ * info looked up (the expensive part: a separate debug file found and
+ * decompressed), and added to the thread's files. Return: the file, or
+ * NULL with m->status and m->detail set.
+ */
+static struct modfile *
+file_read(struct rtprof_symbolizer *s, struct module *m, int fd,
+    const struct stat *st, const char *used)
+{
+	struct modfile *f = calloc(1, sizeof(*f));
+	Dwarf_Addr b;
+
+	if (f == NULL || (f->path = xstrdup(m->path)) == NULL ||
+	    (f->debuginfo_path = xstrdup(s->debuginfo_path)) == NULL) {
+		close(fd);
+		if (f != NULL)
+			file_free(f);
+		m->status = RTPROF_MOD_BADELF;
+		m->detail = xasprintf("out of memory");
+		return NULL;
+	}
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime = st->st_mtim;
+	f->end = m->end - m->bias;
+	f->cb = s->cb;
+	f->cb.debuginfo_path = &f->debuginfo_path;
+	if ((f->dwfl = dwfl_begin(&f->cb)) == NULL) {
+		close(fd);
+		goto fail;
+	}
+	dwfl_report_begin(f->dwfl);
+	f->mod = dwfl_report_elf(f->dwfl, m->path, used, fd, 0, true);
+	if (f->mod == NULL) {
+		close(fd); /* not consumed on failure */
+		goto fail;
+	}
+	dwfl_report_end(f->dwfl, NULL, NULL);
+	f->nsym = dwfl_module_getsymtab(f->mod);
+	f->has_dwarf = dwfl_module_getdwarf(f->mod, &b) != NULL;
+	f->next = files;
+	files = f;
+	return f;
+fail:
+	m->status = RTPROF_MOD_BADELF;
+	m->detail = xasprintf("libdwfl: %s", dwfl_errmsg(-1));
+	file_free(f);
+	return NULL;
+}
+
 struct rtprof_symbolizer *
 rtprof_symbolizer_new(const char *sysroot, const char *const *debug_dirs,
     size_t ndebug_dirs)
@@ -205,17 +352,10 @@ rtprof_symbolizer_free(struct rtprof_symbolizer *s)
 	if (s == NULL)
 		return;
 	for (size_t i = 0; i < s->nmods; i++) {
-		if (s->mods[i].dwfl != NULL)
-			dwfl_end(s->mods[i].dwfl);
-		free(s->mods[i].cus);
-		free(s->mods[i].syms);
+		file_put(s->mods[i].f);
 		free(s->mods[i].path);
 		free(s->mods[i].detail);
 		free(s->mods[i].bid);
-		for (size_t k = 0; k < s->mods[i].nfnames; k++)
-			free(s->mods[i].fnames[k].name);
-		free(s->mods[i].fnames);
-		free(s->mods[i].fstarts);
 	}
 	for (size_t i = 0; i < s->nimages; i++)
 		free(s->images[i].bytes);
@@ -467,19 +607,15 @@ missing_detail(const struct rtprof_symbolizer *s, const struct module *m)
 	return xasprintf(NOT_USABLE);
 }
 
-/* What module @m's tables hold, once libdwfl has it: its status and
- * detail (no symbols, no debug info). */
+/* What module @m's file holds: its status and detail (no symbols, no
+ * debug info). */
 static void
 module_tables(struct module *m)
 {
-	Dwarf_Addr b;
-	int nsym = dwfl_module_getsymtab(m->mod);
-
-	m->has_dwarf = dwfl_module_getdwarf(m->mod, &b) != NULL;
-	if (nsym <= 0 && !m->has_dwarf) {
+	if (m->f->nsym <= 0 && !m->f->has_dwarf) {
 		m->status = RTPROF_MOD_NOSYMS;
 		m->detail = xasprintf("no symbol table and no debug info");
-	} else if (!m->has_dwarf) {
+	} else if (!m->f->has_dwarf) {
 		m->detail = xasprintf("%sno debug info (function names only)",
 		    m->status == RTPROF_MOD_UNVERIFIED ? "no build id in dump (unverified); " : "");
 	} else if (m->status == RTPROF_MOD_UNVERIFIED) {
@@ -489,14 +625,17 @@ module_tables(struct module *m)
 
 /*
  * Opens module @m's file (or the image the dump carries for it), checks
- * it and reports it to libdwfl at the load bias the dump implies. Sets
- * its status and detail; m->mod is NULL unless it is usable.
+ * it, and takes the thread's copy of that file, read now if no
+ * symbolizer of this thread read it yet. Sets its status and detail;
+ * m->f is NULL unless it is usable.
  */
 static void
 module_load(struct rtprof_symbolizer *s, struct module *m)
 {
 	char *used = NULL;
 	int fd = open_module(s, m->path, m->bidlen > 0, &used);
+	bool keep = fd >= 0;
+	struct stat st;
 
 	if (fd < 0 && (fd = open_image(s, m)) >= 0 &&
 	    (used = xstrdup(m->path)) == NULL) {
@@ -513,24 +652,18 @@ module_load(struct rtprof_symbolizer *s, struct module *m)
 		close(fd);
 		goto out;
 	}
-	m->dwfl = dwfl_begin(&s->cb);
-	if (m->dwfl == NULL) {
+	if (fstat(fd, &st) != 0) {
 		close(fd);
-		m->status = RTPROF_MOD_BADELF;
-		m->detail = xasprintf("libdwfl: %s", dwfl_errmsg(-1));
+		m->status = RTPROF_MOD_MISSING;
+		m->detail = xasprintf(NOT_USABLE);
 		goto out;
 	}
-	dwfl_report_begin(m->dwfl);
-	m->mod = dwfl_report_elf(m->dwfl, m->path, used, fd, m->bias, true);
-	if (m->mod == NULL) {
-		close(fd); /* not consumed on failure */
-		m->status = RTPROF_MOD_BADELF;
-		m->detail = xasprintf("libdwfl: %s", dwfl_errmsg(-1));
-		dwfl_end(m->dwfl);
-		m->dwfl = NULL;
+	if ((m->f = file_find(s, &st, m)) != NULL)
+		close(fd);
+	else if ((m->f = file_read(s, m, fd, &st, used)) == NULL)
 		goto out;
-	}
-	dwfl_report_end(m->dwfl, NULL, NULL);
+	m->f->keep = keep;
+	m->f->refs++;
 	module_tables(m);
 out:
 	free(used);
@@ -627,7 +760,7 @@ rtprof_symbolizer_add_image(struct rtprof_symbolizer *s, uint64_t addr,
 	for (size_t i = 0; i < s->nmods; i++) {
 		struct module *m = &s->mods[i];
 
-		if (m->dwfl != NULL || m->path[0] == '/' || image_at(s, m->start) != n)
+		if (m->f != NULL || m->path[0] == '/' || image_at(s, m->start) != n)
 			continue;
 		free(m->detail);
 		m->detail = NULL;
@@ -806,7 +939,7 @@ cmp_fsym(const void *a, const void *b)
 }
 
 static void
-build_syms(struct module *m)
+build_syms(struct modfile *m)
 {
 	int n = dwfl_module_getsymtab(m->mod);
 	size_t cap = 0, k = 0;
@@ -874,7 +1007,7 @@ build_syms(struct module *m)
 
 /* The function symbol containing addr, or NULL. */
 static const struct fsym *
-find_sym(struct module *m, uint64_t addr)
+find_sym(struct modfile *m, uint64_t addr)
 {
 	size_t lo = 0, hi;
 
@@ -905,7 +1038,7 @@ cmp_curange(const void *a, const void *b)
 }
 
 static void
-build_cus(struct module *m, Dwarf *dw)
+build_cus(struct modfile *m, Dwarf *dw)
 {
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
@@ -942,7 +1075,7 @@ build_cus(struct module *m, Dwarf *dw)
 
 /* file:line through our own CU range table. */
 static void
-lineinfo_slow(struct module *m, uint64_t addr, struct rtprof_sym *out)
+lineinfo_slow(struct modfile *m, uint64_t addr, struct rtprof_sym *out)
 {
 	Dwarf_Addr bias;
 	Dwarf *dw = dwfl_module_getdwarf(m->mod, &bias);
@@ -990,7 +1123,7 @@ base_name(const char *path)
 /* The name made for the function of @m that starts at @start (an ELF
  * address): "lib+0x1a2b", kept until the symbolizer is freed. */
 static const char *
-unwind_fname(struct module *m, uint64_t start)
+unwind_fname(struct modfile *m, uint64_t start)
 {
 	size_t lo = 0, hi = m->nfnames;
 	char *name;
@@ -1042,7 +1175,7 @@ le32(const unsigned char *p)
  * empty (no names from it, not wrong ones).
  */
 static void
-build_fstarts(struct module *m)
+build_fstarts(struct modfile *m)
 {
 	Dwarf_Addr bias;
 	Elf *elf = dwfl_module_getelf(m->mod, &bias);
@@ -1077,7 +1210,7 @@ build_fstarts(struct module *m)
 
 /* The greatest function start <= @a (an ELF address), or -1. */
 static int
-fstart_of(struct module *m, uint64_t a, uint64_t *start)
+fstart_of(struct modfile *m, uint64_t a, uint64_t *start)
 {
 	size_t i;
 
@@ -1100,7 +1233,7 @@ fstart_of(struct module *m, uint64_t a, uint64_t *start)
  * the load address). Return: 0 with out->name set, -1 when none.
  */
 static int
-unwind_name(struct module *m, uint64_t addr, struct rtprof_sym *out)
+unwind_name(struct modfile *m, uint64_t addr, struct rtprof_sym *out)
 {
 	Dwarf_Addr bias = 0;
 	Dwarf_CFI *cfi = dwfl_module_eh_cfi(m->mod, &bias);
@@ -1125,8 +1258,10 @@ resolve(struct rtprof_symbolizer *s, uint64_t addr, int mi,
     struct rtprof_sym *out)
 {
 	struct module *m;
+	struct modfile *f;
 	const struct fsym *fs;
 	Dwfl_Line *line;
+	uint64_t a;
 
 	memset(out, 0, sizeof(*out));
 	out->module = mi;
@@ -1134,16 +1269,18 @@ resolve(struct rtprof_symbolizer *s, uint64_t addr, int mi,
 		return RTPROF_SYM_NOMODULE;
 	m = &s->mods[mi];
 	out->file_offset = addr - m->start + m->offset;
-	if (m->mod == NULL)
+	if (m->f == NULL)
 		return RTPROF_SYM_UNUSABLE;
-	out->vaddr = addr - m->bias;
-	if ((fs = find_sym(m, addr)) != NULL) {
+	/* The file is reported at bias 0: ELF addresses from here. */
+	f = m->f;
+	out->vaddr = a = addr - m->bias;
+	if ((fs = find_sym(f, a)) != NULL) {
 		out->name = fs->name;
-		out->sym_offset = addr - fs->lo;
+		out->sym_offset = a - fs->lo;
 	} else {
-		(void)unwind_name(m, addr, out);
+		(void)unwind_name(f, a, out);
 	}
-	if (m->has_dwarf && (line = dwfl_module_getsrc(m->mod, addr)) != NULL) {
+	if (f->has_dwarf && (line = dwfl_module_getsrc(f->mod, a)) != NULL) {
 		int lineno = 0;
 		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 
@@ -1151,8 +1288,8 @@ resolve(struct rtprof_symbolizer *s, uint64_t addr, int mi,
 			out->file = file;
 			out->line = lineno;
 		}
-	} else if (m->has_dwarf) {
-		lineinfo_slow(m, addr, out);
+	} else if (f->has_dwarf) {
+		lineinfo_slow(f, a, out);
 	}
 	return out->name != NULL ? RTPROF_SYM_OK : RTPROF_SYM_NOSYM;
 }

@@ -28,11 +28,17 @@
  *    addr - 1 for every frame but the innermost (the interrupted pc).
  *  - Results are cached per address in a fixed-size table (bounded memory);
  *    the strings returned stay valid until rtprof_symbolizer_free().
+ *  - Files are read once per thread: the symbolizers a thread makes one
+ *    after the other (one per process of a profile) share each file's
+ *    symbol and debug tables, whatever address each process loaded it at
+ *    (up to 32 files no symbolizer uses are kept for the next one; a file
+ *    changed on disk is read again).
  *  - Inlined functions are not expanded: the name is the symbol-table
  *    function containing the address, file:line the line table's entry (which
  *    may lie in an inlined callee's source).
  *
- * Context: converter (offline), single-threaded use per symbolizer.
+ * Context: converter (offline), single-threaded use per symbolizer; the
+ * file cache is per thread.
  */
 #ifndef RTPROF_SYMBOLIZE_H
 #define RTPROF_SYMBOLIZE_H

@@ -25,13 +25,20 @@
 #include <alloca.h>
 #include <semaphore.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -381,8 +388,14 @@ fd_path(int64_t fd, char *buf, size_t n)
 	return k > 0 ? (size_t)k : 0;
 }
 
+/*
+ * The end of a timed call: its "Blocked" marker (and the stack, past the
+ * threshold). @given: the path the call named (open, stat), recorded
+ * instead of @fd's. Context: the calling thread.
+ */
 static inline void
-blk_end(struct blk *b, const char *call, int64_t fd, int64_t bytes)
+blk_end_path(struct blk *b, const char *call, int64_t fd, int64_t bytes,
+    const char *given)
 {
 	int saved = errno;
 	uint64_t t1;
@@ -399,8 +412,12 @@ blk_end(struct blk *b, const char *call, int64_t fd, int64_t bytes)
 	 * system call, and such a thread's next work (an audio cycle) starts
 	 * as soon as the call returns. */
 	slow = t1 - b->t0 >= bt_ticks && !(b->th->flags & RTPROF_THREAD_RT);
-	if (slow && t1 - b->t0 >= min_ticks)
+	if (slow && t1 - b->t0 >= min_ticks && given != NULL) {
+		plen = strnlen(given, sizeof(path));
+		memcpy(path, given, plen);
+	} else if (slow && t1 - b->t0 >= min_ticks) {
 		plen = fd_path(fd, path, sizeof(path));
+	}
 	if (t1 - b->t0 >= min_ticks && rtprof_marker_open(&r, blocked_type,
 	    RTPROF_PHASE_INTERVAL, b->t0, t1)) {
 		rtprof_put_static_str(&r, call);
@@ -413,6 +430,12 @@ blk_end(struct blk *b, const char *call, int64_t fd, int64_t bytes)
 			backtrace_rec(b->th, b->t0);
 	}
 	errno = saved;
+}
+
+static inline void
+blk_end(struct blk *b, const char *call, int64_t fd, int64_t bytes)
+{
+	blk_end_path(b, call, fd, bytes, NULL);
 }
 
 #define REAL(name)                                                             \
@@ -480,6 +503,167 @@ BLOCKING(int, pthread_cond_wait, (pthread_cond_t *c, pthread_mutex_t *m),
 BLOCKING(int, pthread_cond_timedwait, (pthread_cond_t *c, pthread_mutex_t *m,
     const struct timespec *t), (c, m, t), -1, -1)
 BLOCKING(int, sem_wait, (sem_t *s), (s), -1, -1)
+/* Waiting for descriptors with a signal mask (GNU make's jobserver wait
+ * is pselect), for children, threads, semaphores, and sleeps that glibc
+ * makes without going through nanosleep's symbol (sleep, usleep). */
+BLOCKING(int, pselect, (int n, fd_set *r_, fd_set *w, fd_set *e,
+    const struct timespec *t, const sigset_t *m), (n, r_, w, e, t, m), -1, r)
+BLOCKING(int, ppoll, (struct pollfd *f, nfds_t n, const struct timespec *t,
+    const sigset_t *m), (f, n, t, m), -1, r)
+BLOCKING(int, epoll_pwait, (int ep, struct epoll_event *ev, int n, int ms,
+    const sigset_t *m), (ep, ev, n, ms, m), ep, r)
+BLOCKING(pid_t, wait, (int *st), (st), -1, -1)
+BLOCKING(pid_t, waitpid, (pid_t p, int *st, int o), (p, st, o), -1, -1)
+BLOCKING(pid_t, wait3, (int *st, int o, struct rusage *u), (st, o, u), -1,
+    -1)
+BLOCKING(pid_t, wait4, (pid_t p, int *st, int o, struct rusage *u),
+    (p, st, o, u), -1, -1)
+BLOCKING(int, waitid, (idtype_t t, id_t id, siginfo_t *i, int o),
+    (t, id, i, o), -1, -1)
+BLOCKING(int, pthread_join, (pthread_t t, void **ret), (t, ret), -1, -1)
+BLOCKING(int, sem_timedwait, (sem_t *s, const struct timespec *t), (s, t),
+    -1, -1)
+BLOCKING(int, sem_clockwait, (sem_t *s, clockid_t c,
+    const struct timespec *t), (s, c, t), -1, -1)
+BLOCKING(unsigned int, sleep, (unsigned int sec), (sec), -1, -1)
+BLOCKING(int, usleep, (useconds_t us), (us), -1, -1)
+BLOCKING(ssize_t, getdents64, (int fd, void *b, size_t n), (fd, b, n), fd, r)
+
+/*
+ * Calls that name a path (open on a FIFO waits for its other end, stat on
+ * a network file system for the server): the marker carries that path.
+ * Each is defined by its symbol (asm label): with _FILE_OFFSET_BITS=64
+ * the header renames open to open64, stat to stat64, and both names must
+ * be ours; the buffer is opaque (struct stat and struct stat64 alike).
+ * Context: any thread of the program. The pointer to libc's function is
+ * cached relaxed: every thread that looks it up stores the same value.
+ */
+#define PATH_CALL(sym, cname, params, args, path, fd)                          \
+	RTPROF_API int cname params __asm__(#sym);                             \
+	RTPROF_API int                                                         \
+	cname params                                                           \
+	{                                                                      \
+		static _Atomic(int (*) params) real_;                          \
+		int (*real) params = atomic_load_explicit(&real_,              \
+		    memory_order_relaxed);                                     \
+		struct blk blk_;                                               \
+		int r;                                                         \
+		if (real == NULL) {                                            \
+			real = (int (*) params)dlsym(RTLD_NEXT, #sym);         \
+			atomic_store_explicit(&real_, real,                    \
+			    memory_order_relaxed);                             \
+		}                                                              \
+		if (real == NULL) {                                            \
+			errno = ENOSYS;                                        \
+			return -1;                                             \
+		}                                                              \
+		if (!blk_begin(&blk_))                                         \
+			return real args;                                      \
+		r = real args;                                                 \
+		blk_end_path(&blk_, #sym, (fd), -1, (path));                   \
+		return r;                                                      \
+	}
+
+PATH_CALL(stat, rtprof_pl_stat, (const char *p, void *b), (p, b), p, -1)
+PATH_CALL(stat64, rtprof_pl_stat64, (const char *p, void *b), (p, b), p, -1)
+PATH_CALL(lstat, rtprof_pl_lstat, (const char *p, void *b), (p, b), p, -1)
+PATH_CALL(lstat64, rtprof_pl_lstat64, (const char *p, void *b), (p, b), p,
+    -1)
+PATH_CALL(fstatat, rtprof_pl_fstatat, (int d, const char *p, void *b, int f),
+    (d, p, b, f), p, -1)
+PATH_CALL(fstatat64, rtprof_pl_fstatat64, (int d, const char *p, void *b,
+    int f), (d, p, b, f), p, -1)
+
+typedef int (*openat_fn)(int, const char *, int, ...);
+
+/*
+ * open, open64, openat, openat64: libc's openat (@large: openat64, which
+ * differs on 32-bit targets); open(p) is openat(AT_FDCWD, p). The marker
+ * is named @call (open64 as open). Context: any thread of the program;
+ * libc's function is cached relaxed (every thread stores the same value).
+ */
+static int
+open_timed(const char *call, bool large, int dir, const char *path,
+    int flags, mode_t mode)
+{
+	static _Atomic(openat_fn) cache[2];
+	openat_fn real = atomic_load_explicit(&cache[large],
+	    memory_order_relaxed);
+	struct blk b;
+	int r;
+
+	if (real == NULL) {
+		real = (openat_fn)dlsym(RTLD_NEXT, large ? "openat64" :
+		    "openat");
+		atomic_store_explicit(&cache[large], real,
+		    memory_order_relaxed);
+	}
+	if (real == NULL) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!blk_begin(&b))
+		return real(dir, path, flags, mode);
+	r = real(dir, path, flags, mode);
+	blk_end_path(&b, call, r, -1, path);
+	return r;
+}
+
+/* The mode argument exists only with O_CREAT or O_TMPFILE. */
+#define OPEN_MODE(flags, mode)                                                 \
+	do {                                                                   \
+		if ((flags) & (O_CREAT | O_TMPFILE)) {                         \
+			va_list ap_;                                           \
+			va_start(ap_, flags);                                  \
+			mode = va_arg(ap_, mode_t);                            \
+			va_end(ap_);                                           \
+		}                                                              \
+	} while (0)
+
+RTPROF_API int rtprof_pl_open(const char *path, int flags, ...)
+    __asm__("open");
+RTPROF_API int rtprof_pl_open64(const char *path, int flags, ...)
+    __asm__("open64");
+RTPROF_API int rtprof_pl_openat(int dir, const char *path, int flags, ...)
+    __asm__("openat");
+RTPROF_API int rtprof_pl_openat64(int dir, const char *path, int flags, ...)
+    __asm__("openat64");
+
+RTPROF_API int
+rtprof_pl_open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	OPEN_MODE(flags, mode);
+	return open_timed("open", false, AT_FDCWD, path, flags, mode);
+}
+
+RTPROF_API int
+rtprof_pl_open64(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	OPEN_MODE(flags, mode);
+	return open_timed("open", true, AT_FDCWD, path, flags, mode);
+}
+
+RTPROF_API int
+rtprof_pl_openat(int dir, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	OPEN_MODE(flags, mode);
+	return open_timed("openat", false, dir, path, flags, mode);
+}
+
+RTPROF_API int
+rtprof_pl_openat64(int dir, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	OPEN_MODE(flags, mode);
+	return open_timed("openat", true, dir, path, flags, mode);
+}
 
 /* A mutex lock blocks only when contended: try first, time the rest. */
 RTPROF_API int

@@ -67,7 +67,9 @@
   thread, the default 1000 (x7.5-12.5), meta.interval 10;
   --memory 8 is the dump header's memory_limit (8 MiB; 32 by default, as
   rtprof-inspect prints it); with no -o, record_target.json.gz and
-  record_target.rtprof in the current directory.
+  record_target.rtprof.d/ in the current directory, the dumps in that
+  folder (main.rtprof the program's, PID.rtprof the others'); a second
+  run into the same folder leaves only its own dumps there.
 """
 
 import json
@@ -84,6 +86,12 @@ from gecko_testlib import (  # noqa: E402
 from summarize_testlib import func, parse_summary, stack_names  # noqa: E402
 
 RTPROF, TARGET, SRC, DIR, RT_TARGET = sys.argv[1:6]
+
+
+def dump_of(name):
+    """The dump of the program rtprof record ran with -o DIR/NAME.json.gz:
+    in the run's dump folder, NAME.rtprof.d/main.rtprof."""
+    return os.path.join(DIR, name + ".rtprof.d", "main.rtprof")
 
 
 def summary(path, *opts):
@@ -283,7 +291,7 @@ def main():
                        stderr=subprocess.PIPE)
     check(r.returncode == 3, f"exit status {r.returncode}, want the "
           f"program's 3: {r.stderr.decode()}")
-    check(os.path.exists(os.path.join(DIR, "rec.rtprof")), "dump not kept")
+    check(os.path.exists(dump_of("rec")), "dump not kept")
     g = subprocess.run([sys.executable, os.path.join(SRC, "gecko_check.py"),
                         "--require-samples", out])
     check(g.returncode == 0, "gecko_check.py rejects the profile")
@@ -417,8 +425,8 @@ def main():
 
     # rtprof summarize on both dumps: blocked time by call, CPU per
     # thread, top self functions; --folded stacks.
-    r = subprocess.run([RTPROF, "summarize", os.path.join(DIR, "rec.rtprof"),
-                        os.path.join(DIR, "block.rtprof")],
+    r = subprocess.run([RTPROF, "summarize", dump_of("rec"),
+                        dump_of("block")],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     text = r.stdout.decode()
     check(r.returncode == 0, f"summarize: exit {r.returncode}: "
@@ -437,7 +445,7 @@ def main():
     check(top and top[0].split()[-1] == "inner_work",
           f"summarize: top functions {top[:3]}")
     r = subprocess.run([RTPROF, "summarize", "--folded",
-                        os.path.join(DIR, "rec.rtprof")],
+                        dump_of("rec")],
                        stdout=subprocess.PIPE)
     folded = [ln.rsplit(" ", 1) for ln in r.stdout.decode().splitlines()]
     chain = [int(n) for st, n in folded
@@ -463,8 +471,8 @@ def main():
               "a spawned process starts before its parent")
         pids.add(sp["threads"][0]["pid"])
     check(len(pids) == 3, f"pids {pids}")
-    dumps = [f for f in os.listdir(DIR) if f.startswith("spawn.")
-             and f.endswith(".rtprof")]
+    dumps = [f for f in os.listdir(os.path.join(DIR, "spawn.rtprof.d"))
+             if f.endswith(".rtprof")]
     check(len(dumps) == 3, f"dumps kept: {dumps}")
     # One timeline: each process's times are ms from its own
     # meta.startTime; on the parent's, every child sample lies within the
@@ -488,7 +496,7 @@ def main():
                         "split"], stderr=subprocess.PIPE, timeout=60)
     check(r.returncode == 0, f"split: exit {r.returncode}")
     want = 0.3
-    r = subprocess.run([RTPROF, "summarize", os.path.join(DIR, "split.rtprof")],
+    r = subprocess.run([RTPROF, "summarize", dump_of("split")],
                        stdout=subprocess.PIPE)
     top = {}
     for ln in r.stdout.decode().split("Top functions by self samples:")[1] \
@@ -517,7 +525,7 @@ def main():
                         "0", "--", TARGET, "io"],
                        stderr=subprocess.PIPE, timeout=60)
     check(r.returncode == 0, f"io: exit {r.returncode}")
-    text, sd = summary(os.path.join(DIR, "io.rtprof"))
+    text, sd = summary(dump_of("io"))
     rows = sd["calls"]
     check("fsync" in rows and rows["fsync"][0] == 100,
           f"io: fsync row {rows.get('fsync')}\n{text}")
@@ -580,10 +588,10 @@ def main():
                         "0", "--", TARGET, "io"], stderr=subprocess.PIPE,
                        timeout=60)
     check(r.returncode == 0, f"io2: exit {r.returncode}")
-    _, sd2 = summary(os.path.join(DIR, "io2.rtprof"))
-    for pair in ((os.path.join(DIR, "io.rtprof"),
-                  os.path.join(DIR, "io2.rtprof")),
-                 (os.path.join(DIR, "io.rtprof"), io2)):
+    _, sd2 = summary(dump_of("io2"))
+    for pair in ((dump_of("io"),
+                  dump_of("io2")),
+                 (dump_of("io"), io2)):
         text2, both = summary(*pair)
         rows2 = both["calls"]
         check(set(rows2) == set(rows) | set(sd2["calls"]) and all(
@@ -698,7 +706,7 @@ wait $a $b
     r = subprocess.run([RTPROF, "record", "-o", out8, "--max-bytes", "30000",
                         "--", TARGET], stderr=subprocess.PIPE, timeout=60)
     check(r.returncode == 3, f"cap: exit {r.returncode}: {r.stderr.decode()}")
-    size = os.path.getsize(os.path.join(DIR, "cap.rtprof"))
+    size = os.path.getsize(dump_of("cap"))
     check(size <= 30000, f"cap: the dump has {size} bytes, cap 30000")
     lg = load(out8)["profileGatheringLog"]
     check('"limitReached": true' in json.dumps(lg),
@@ -713,9 +721,9 @@ wait $a $b
                        stderr=subprocess.PIPE, timeout=60)
     check(r.returncode == 0, f"total: exit {r.returncode}: "
           f"{r.stderr.decode()}")
-    sizes = {f: os.path.getsize(os.path.join(DIR, f))
-             for f in os.listdir(DIR)
-             if f.startswith("total.") and f.endswith(".rtprof")}
+    tdir = os.path.join(DIR, "total.rtprof.d")
+    sizes = {f: os.path.getsize(os.path.join(tdir, f))
+             for f in os.listdir(tdir) if f.endswith(".rtprof")}
     check(0 < sum(sizes.values()) <= 30000,
           f"total: dumps {sizes}, {sum(sizes.values())} bytes, cap 30000")
     g = subprocess.run([sys.executable, os.path.join(SRC, "gecko_check.py"),
@@ -797,7 +805,7 @@ wait $a $b
         out_i = os.path.join(DIR, name + ".json.gz")
         pr = subprocess.Popen([RTPROF, "record", "-o", out_i, "--", TARGET],
                               stderr=subprocess.PIPE)
-        started(os.path.join(DIR, name + ".rtprof"))
+        started(dump_of(name))
         # 0.3 s, and on a loaded machine until the program has used
         # 0.4 s of CPU (its crunchers' samples come per CPU time).
         time.sleep(0.3)
@@ -855,16 +863,28 @@ wait $a $b
                         "dflt.json.gz"), "--", TARGET, "child"],
                        stderr=subprocess.PIPE, timeout=60)
     check(r.returncode == 0, f"dflt: exit {r.returncode}")
+    # A previous run's dump in the folder is removed (runs do not mix);
+    # another file there is left alone; no dump in the directory itself.
+    stale_dir = os.path.join(DIR, "record_target.rtprof.d")
+    os.makedirs(stale_dir, exist_ok=True)
+    for f in ("4242.rtprof", "notes.txt"):
+        with open(os.path.join(stale_dir, f), "w") as fh:
+            fh.write("old")
+    before = {f for f in os.listdir(DIR) if f.endswith(".rtprof")}
     r = subprocess.run([RTPROF, "record", "--interval", "10", "--memory", "8",
                         "--", TARGET, "child"], stderr=subprocess.PIPE,
                        cwd=DIR, timeout=60)
     check(r.returncode == 0, f"--interval 10: exit {r.returncode}: "
           f"{r.stderr.decode()}")
     named = os.path.join(DIR, "record_target.json.gz")
-    check(os.path.exists(named) and
-          os.path.exists(os.path.join(DIR, "record_target.rtprof")),
-          f"no -o: no record_target.json.gz and .rtprof in {DIR}: "
+    check(os.path.exists(named) and os.path.exists(dump_of("record_target")),
+          f"no -o: no record_target.json.gz and .rtprof.d/ in {DIR}: "
           f"{sorted(os.listdir(DIR))}")
+    left = sorted(os.listdir(stale_dir))
+    check("4242.rtprof" not in left and "notes.txt" in left,
+          f"dump folder after a second run: {left}")
+    after = {f for f in os.listdir(DIR) if f.endswith(".rtprof")}
+    check(after == before, f"dumps left in {DIR}: {sorted(after - before)}")
     # Samples per CPU-second of the CPU-bound cruncher: with perf events
     # one per interval of its own CPU time; with signals one per tick it
     # ran through. Against its own CPU time, not the wall clock: on a
@@ -892,8 +912,8 @@ wait $a $b
           f"--interval 10: {r10:.1f} samples per CPU-second, the default "
           f"{r1:.1f} (x{r1 / r10:.2f}, want x7.5-12.5)")
     # --memory ends up in the dump header's session settings.
-    st1 = inspect_settings(os.path.join(DIR, "dflt.rtprof"))
-    st10 = inspect_settings(os.path.join(DIR, "record_target.rtprof"))
+    st1 = inspect_settings(dump_of("dflt"))
+    st10 = inspect_settings(dump_of("record_target"))
     check(st1.get("memory_limit") == str(32 << 20) and
           st10.get("memory_limit") == str(8 << 20) and
           st10.get("sample_interval_us") == "10000",
@@ -905,8 +925,8 @@ wait $a $b
                         "--", "/nonexistent/program"], stderr=subprocess.PIPE)
     check(r.returncode == 2 and b"cannot run it" in r.stderr,
           f"exit status {r.returncode} for a missing program: {r.stderr}")
-    check(not os.path.exists(os.path.join(DIR, "x.rtprof")),
-          "dump left for a program that never ran")
+    check(not os.path.exists(os.path.join(DIR, "x.rtprof.d")),
+          "dump folder left for a program that never ran")
     print("test_record: ok", file=sys.stderr)
 
 

@@ -19,6 +19,13 @@ Usage: test_record_guest.py RTPROF RECORD_GUEST WORKDIR PRELOAD
 - A stalled dump reader (RTPROF_FD on a pipe nobody reads): the program
   exits within 1 s of the final flush's bound, saying what was lost,
   instead of the 5 s write timeout.
+- The launcher's socket (RTPROF_SOCK) trusts the kernel, not the client:
+  a client running as another user (setpriv --reuid=nobody, when the test
+  runs as root) gets no descriptor and rtprof says it refused it (its
+  uid); a client that claims pid 1 gets a dump named after its real pid;
+  while a client that connected and says nothing stays connected, a
+  recorded child (/bin/true) starts and gets its dump within 0.5 s (the
+  launcher used to wait 1 s on the silent one).
 - Exit codes and messages: a command that cannot run exits 2 before any
   dump exists; a program killed by SIGKILL gives 137 and "killed by
   SIGKILL" in the final message and the truncation message; "exited with
@@ -90,7 +97,7 @@ def descriptors():
         r = record(out, [GUEST, d] + (["dup2"] if mode == "dup2" else []))
         check(r.returncode == 0, f"{mode}: exit {r.returncode}: {r.stderr}")
         guest_files(d)
-        n = samples(os.path.join(d, "p.rtprof"))
+        n = samples(os.path.join(d, "p.rtprof.d", "main.rtprof"))
         check(n >= 100, f"{mode}: {n} samples in the dump")
         check(b"killed" not in r.stderr, f"{mode}: {r.stderr}")
         print(f"test_record_guest: {mode}: files intact, {n} samples",
@@ -114,7 +121,8 @@ def shell_exec():
             got = f.read()
         check(got == want, f"sh: file {x}: {len(got)} bytes, not "
               f"{len(want)} (starts {got[:16]!r})")
-    dumps = [f for f in os.listdir(d) if f.endswith(".rtprof")]
+    dumps = [f for f in os.listdir(os.path.join(d, "p.rtprof.d"))
+             if f.endswith(".rtprof")]
     check(len(dumps) >= 2, f"sh: dumps {dumps}: seq not recorded")
     print(f"test_record_guest: exec 3>a..6>d: files intact, {len(dumps)} "
           "dumps", file=sys.stderr)
@@ -137,13 +145,14 @@ def python_vfork():
     out = os.path.join(d, "p.json.gz")
     r = record(out, [sys.executable, prog])
     check(r.returncode == 0, f"python: exit {r.returncode}: {r.stderr}")
-    main = os.path.join(d, "p.rtprof")
+    ddir = os.path.join(d, "p.rtprof.d")
+    main = os.path.join(ddir, "main.rtprof")
     span = span_ms(main)
     check(span >= 2900, f"python: its recording spans {span:.0f} ms, not "
           "the 3 s it worked (stopped at a subprocess?)")
-    others = [f for f in os.listdir(d) if f.endswith(".rtprof") and
-              f != "p.rtprof"]
-    shs = [f for f in others if '"sh"' in info(os.path.join(d, f))]
+    others = [f for f in os.listdir(ddir) if f.endswith(".rtprof") and
+              f != "main.rtprof"]
+    shs = [f for f in others if '"sh"' in info(os.path.join(ddir, f))]
     check(len(shs) >= 3, f"python: {len(shs)} sh children recorded "
           f"({others})")
     print(f"test_record_guest: python subprocess x3: {span:.0f} ms "
@@ -181,10 +190,75 @@ def stalled_reader():
           file=sys.stderr)
 
 
+SOCK_CMD = r"""
+import os, socket, subprocess, sys, time
+path, ddir = os.environ["RTPROF_SOCK"], sys.argv[1]
+CLIENT = (
+    "import array, os, socket, sys\n"
+    "s = socket.socket(socket.AF_UNIX)\n"
+    "s.connect(sys.argv[1])\n"
+    "try:\n"
+    "    s.sendall(b'1\\n')\n"
+    "    msg, anc, _, _ = s.recvmsg(1, socket.CMSG_LEN(4))\n"
+    "except OSError:\n"
+    "    anc = None\n"
+    "print(os.getpid(), 'fd' if anc else 'none', flush=True)\n")
+env = {k: v for k, v in os.environ.items()
+       if k != "LD_PRELOAD" and not k.startswith("RTPROF")}
+if os.getuid() == 0:
+    os.chmod(os.path.dirname(path), 0o711)
+    os.chmod(path, 0o777)
+    r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup",
+                        "--clear-groups", sys.executable, "-c", CLIENT, path],
+                       env=env, capture_output=True, text=True)
+    print("nobody:", r.stdout.strip() or r.stderr.strip(), flush=True)
+r = subprocess.run([sys.executable, "-c", CLIENT, path], env=env,
+                   capture_output=True, text=True)
+pid, got = r.stdout.split()
+print("liar:", got, os.path.exists(os.path.join(ddir, pid + ".rtprof")),
+      os.path.exists(os.path.join(ddir, "1.rtprof")), flush=True)
+silent = socket.socket(socket.AF_UNIX)
+silent.connect(path)
+time.sleep(0.1)
+t = time.monotonic()
+subprocess.run(["/bin/true"])
+print("silent: %.3f" % (time.monotonic() - t), flush=True)
+silent.close()
+"""
+
+
+def socket_trust():
+    d = os.path.join(WORK, "sock")
+    os.makedirs(d)
+    prog = os.path.join(d, "sock.py")
+    with open(prog, "w") as f:
+        f.write(SOCK_CMD)
+    out = os.path.join(d, "p.json.gz")
+    r = record(out, [sys.executable, prog, os.path.join(d, "p.rtprof.d")])
+    said = r.stdout.decode()
+    err = r.stderr.decode()
+    check(r.returncode == 0, f"socket: exit {r.returncode}: {err}")
+    lines = dict(line.split(": ", 1) for line in said.splitlines())
+    if os.getuid() == 0:
+        check(lines.get("nobody", "").endswith(" none") and
+              "refused: it runs as uid 65534" in err,
+              f"socket: a client of uid nobody: {said!r} {err!r}")
+    check(lines.get("liar") == "fd True False",
+          f"socket: a client claiming pid 1: {said!r}")
+    took = float(lines.get("silent", "9"))
+    check(took < 0.5, f"socket: /bin/true took {took:.3f} s to start while "
+          "a silent client was connected")
+    dumps = os.listdir(os.path.join(d, "p.rtprof.d"))
+    check(len(dumps) >= 2, f"socket: /bin/true not recorded: {dumps}")
+    print(f"test_record_guest: socket: another uid refused, pid from the "
+          f"kernel, /bin/true started in {took:.3f} s beside a silent "
+          "client", file=sys.stderr)
+
+
 def exit_codes():
     r = record(os.path.join(WORK, "none.json.gz"), ["/nonexistent/x"])
     check(r.returncode == 2 and b"cannot run it" in r.stderr and
-          not os.path.exists(os.path.join(WORK, "none.rtprof")),
+          not os.path.exists(os.path.join(WORK, "none.rtprof.d")),
           f"/nonexistent: exit {r.returncode}: {r.stderr}")
     r = record(os.path.join(WORK, "k9.json.gz"), ["sh", "-c",
                "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; kill -9 $$"])
@@ -209,6 +283,7 @@ def main():
     python_vfork()
     memory_refused()
     stalled_reader()
+    socket_trust()
     exit_codes()
     print("test_record_guest: ok", file=sys.stderr)
 

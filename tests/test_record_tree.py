@@ -151,9 +151,9 @@ def main():
     cap = 30000
     p, out, err = record("cap", TREE, "nocap", opts=("--max-bytes",
                                                       str(cap)))
-    sizes = {f: os.path.getsize(os.path.join(DIR, f))
-             for f in os.listdir(DIR)
-             if f.startswith("cap.") and f.endswith(".rtprof")}
+    cdir = os.path.join(DIR, "cap.rtprof.d")
+    sizes = {f: os.path.getsize(os.path.join(cdir, f))
+             for f in os.listdir(cdir) if f.endswith(".rtprof")}
     check(len(sizes) == 2 and max(sizes.values()) <= cap,
           f"cap: dumps {sizes}, cap {cap}")
     ps = procs(p)

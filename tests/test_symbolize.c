@@ -377,6 +377,45 @@ main(void)
 	}
 	rtprof_symbolizer_free(s);
 
+	/* The same file in another process, loaded 16 MiB higher (ASLR): a
+	 * second symbolizer, made after the first is freed, shares the
+	 * thread's copy of the file (read once) and names every address by
+	 * its own load bias: the same function, offset, ELF address, file
+	 * and line as at the real load address. */
+	{
+		const uint64_t shift = 16u << 20;
+		const uint64_t ra = (uint64_t)(uintptr_t)g_ra - 1;
+		struct selfmod moved = self;
+		struct rtprof_sym r0, r3;
+
+		s = rtprof_symbolizer_new(NULL, NULL, 0);
+		RTPROF_CHECK_EQ(add(s, &self, NULL), 0);
+		RTPROF_CHECK_EQ(rtprof_symbolize(s, ra, &r0), RTPROF_SYM_OK);
+		r0.name = NULL;         /* freed with s: not compared */
+		r0.file = NULL;
+		rtprof_symbolizer_free(s);
+		moved.start += shift;
+		moved.end += shift;
+		s = rtprof_symbolizer_new(NULL, NULL, 0);
+		RTPROF_CHECK_EQ(add(s, &moved, NULL), 0);
+		RTPROF_CHECK_EQ(rtprof_symbolize(s, ra + shift, &r3),
+		    RTPROF_SYM_OK);
+		RTPROF_CHECK_STREQ(r3.name, "sym_target_b");
+		RTPROF_CHECK_EQ(r3.line, g_call_line);
+		RTPROF_CHECK(ends_with(r3.file, "test_symbolize.c"));
+		RTPROF_CHECK_EQ(r3.vaddr, r0.vaddr);
+		RTPROF_CHECK_EQ(r3.sym_offset, r0.sym_offset);
+		RTPROF_CHECK_EQ(r3.file_offset, r0.file_offset);
+		RTPROF_CHECK_EQ(rtprof_symbolize(s, (uint64_t)(uintptr_t)
+		    &sym_target_a + shift, &r3), RTPROF_SYM_OK);
+		RTPROF_CHECK_STREQ(r3.name, "sym_target_a");
+		RTPROF_CHECK_EQ(r3.sym_offset, 0);
+		/* Nothing at the old address in that process. */
+		RTPROF_CHECK_EQ(rtprof_symbolize(s, (uint64_t)(uintptr_t)
+		    &sym_target_a, &r3), RTPROF_SYM_NOMODULE);
+		rtprof_symbolizer_free(s);
+	}
+
 	/* 2. Wrong build id: rejected, nothing resolved. Missing file. */
 	{
 		struct selfmod bad = self;

@@ -10,14 +10,17 @@
  * thread are registered and sampled; blocking calls are timed, those of at
  * least --block-threshold carry their stack), waits for it while
  * forwarding SIGINT/SIGTERM/SIGHUP to it, then converts the dumps into OUT
- * (default CMD.json.gz) and keeps them next to it (OUT with .rtprof
- * instead of .json.gz). The exit status is the program's (128 + N when it
- * died of signal N).
+ * (default CMD.json.gz) and keeps them in one folder next to it (OUT with
+ * .rtprof.d instead of .json.gz: CMD's dump main.rtprof, the others
+ * PID.rtprof; a previous run's dumps in it are removed first). The exit
+ * status is the program's (128 + N when it died of signal N).
  *
  * Every program CMD starts (exec, posix_spawn, system) is followed too:
  * RTPROF_SOCK names a Unix socket on which each new process asks for its
  * own dump (at most RECORD_MAX_PROCS processes: more are run unrecorded,
- * and said so). A child made by fork() without exec asks too, once it
+ * and said so). The launcher takes the asker's pid and uid from the
+ * kernel (SO_PEERCRED; another user's process is refused) and never
+ * waits for one: a request not there yet is polled with the pipes. A child made by fork() without exec asks too, once it
  * used 2 ms of CPU or lived 50 ms (core/state.c, follow_start: a child
  * that execs or exits before, a shell running a command, is not a process
  * of its own in the profile; the program it execs is).
@@ -25,7 +28,8 @@
  * The processes never open a path: each gets the write end of a pipe
  * (inherited by CMD, passed with SCM_RIGHTS to the others), and the
  * launcher copies what comes out of each pipe into that process's dump
- * file (OUT.PID.rtprof, OUT.PID-K.rtprof for its K-th image). So it keeps
+ * file in the run's folder (OUT.rtprof.d/PID.rtprof, PID-K.rtprof for its
+ * K-th image; CMD's is main.rtprof). So it keeps
  * the account of every byte: with --max-total-bytes, once the dumps
  * together would pass the cap, each dump is cut at its next frame
  * boundary (a dump stays whole frames: it converts, it only ends early)
@@ -215,16 +219,14 @@ proc_stat(pid_t pid, char *state, unsigned long long *start)
 	return 0;
 }
 
-/* OUT.rtprof -> OUT.PID.rtprof, or OUT.PID-K.rtprof for the K-th image */
+/* DIR/PID.rtprof, or DIR/PID-K.rtprof for the K-th image */
 static void
-proc_path(const char *dump, int pid, int k, char *buf, size_t n)
+proc_path(const char *dir, int pid, int k, char *buf, size_t n)
 {
-	size_t len = strlen(dump) - strlen(".rtprof");
-
 	if (k == 1)
-		snprintf(buf, n, "%.*s.%d.rtprof", (int)len, dump, pid);
+		snprintf(buf, n, "%s/%d.rtprof", dir, pid);
 	else
-		snprintf(buf, n, "%.*s.%d-%d.rtprof", (int)len, dump, pid, k);
+		snprintf(buf, n, "%s/%d-%d.rtprof", dir, pid, k);
 }
 
 /* A new process: pipe @in to the file @out. */
@@ -563,94 +565,178 @@ pump(struct rec *r, struct proc *p)
 	}
 }
 
-/* One request on the socket: a pid in, the write end of a pipe out. */
+/* The request of @pid came on @c: the write end of a pipe out (or
+ * nothing: it runs unrecorded). Closes @c. */
 static void
-serve(int lfd, struct rec *r)
+answer(struct rec *r, int c, pid_t pid)
 {
-	char req[32], path[PATH_MAX], cbuf[CMSG_SPACE(sizeof(int))], one = 1;
+	char path[PATH_MAX], cbuf[CMSG_SPACE(sizeof(int))], one = 1;
 	char comm[64];
 	struct iovec iov = { &one, 1 };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 	    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *cm;
-	int c, fd, pfd[2], pid;
-	ssize_t n;
+	int fd, pfd[2];
 
-	while ((c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
-		struct timeval tv = { 1, 0 };
+	if (r->cap_reached || r->n == r->max_procs) {
+		/* No descriptor: it runs unrecorded. */
+		bool cap = r->cap_reached;
+		char why[64];
 
-		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		n = read(c, req, sizeof(req) - 1);
-		pid = n > 0 ? (req[n] = '\0', atoi(req)) : 0;
-		if (pid <= 0) {
-			close(c);
-			continue;
-		}
-		if (r->cap_reached || r->n == r->max_procs) {
-			/* No descriptor: it runs unrecorded. */
-			bool cap = r->cap_reached;
-
-			char why[64];
-
-			proc_comm(pid, comm, sizeof(comm));
-			snprintf(why, sizeof(why), cap ? "the total byte cap "
-			    "was reached" : "more than %d processes "
-			    "(--max-processes)", r->max_procs);
-			if (cap ? r->refused_cap++ == 0 : r->refused++ == 0)
-				fprintf(stderr, PROG ": %s: pid %d and later "
-				    "processes are not recorded\n", why, pid);
-			rec_note(r, "process not recorded", NULL, pid, comm, why,
-			    -1);
-			close(c);
-			continue;
-		}
-		/* A process that exec()s asks again with the same pid: each
-		 * image its own dump (OUT.PID.rtprof, OUT.PID-2.rtprof...). */
-		proc_path(r->dump, pid, 1, path, sizeof(path));
-		for (int k = 2; (fd = open(path, O_WRONLY | O_CREAT | O_EXCL |
-		    O_CLOEXEC, 0644)) < 0 && errno == EEXIST && k < 100; k++)
-			proc_path(r->dump, pid, k, path, sizeof(path));
-		if (fd < 0 || pipe2(pfd, O_CLOEXEC) != 0) {
-			fprintf(stderr, PROG ": %s: %s\n", path,
-			    strerror(errno));
-			if (fd >= 0) {
-				close(fd);
-				unlink(path);
-			}
-			close(c);
-			continue;
-		}
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &pfd[1], sizeof(int));
-		if (sendmsg(c, &mh, MSG_NOSIGNAL) != 1 ||
-		    rec_proc_add(r, path, pfd[0], fd, pid) == NULL) {
-			close(pfd[0]);
+		proc_comm(pid, comm, sizeof(comm));
+		snprintf(why, sizeof(why), cap ? "the total byte cap "
+		    "was reached" : "more than %d processes "
+		    "(--max-processes)", r->max_procs);
+		if (cap ? r->refused_cap++ == 0 : r->refused++ == 0)
+			fprintf(stderr, PROG ": %s: pid %d and later "
+			    "processes are not recorded\n", why, pid);
+		rec_note(r, "process not recorded", NULL, pid, comm, why, -1);
+		close(c);
+		return;
+	}
+	/* A process that exec()s asks again with the same pid: each image its
+	 * own dump (PID.rtprof, PID-2.rtprof...). */
+	proc_path(r->dir, pid, 1, path, sizeof(path));
+	for (int k = 2; (fd = open(path, O_WRONLY | O_CREAT | O_EXCL |
+	    O_CLOEXEC, 0644)) < 0 && errno == EEXIST && k < 100; k++)
+		proc_path(r->dir, pid, k, path, sizeof(path));
+	if (fd < 0 || pipe2(pfd, O_CLOEXEC) != 0) {
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+		if (fd >= 0) {
 			close(fd);
 			unlink(path);
 		}
-		close(pfd[1]);
 		close(c);
+		return;
+	}
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &pfd[1], sizeof(int));
+	if (sendmsg(c, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != 1 ||
+	    rec_proc_add(r, path, pfd[0], fd, pid) == NULL) {
+		close(pfd[0]);
+		close(fd);
+		unlink(path);
+	}
+	close(pfd[1]);
+	close(c);
+}
+
+/*
+ * Who is on @c: its pid from the kernel (SO_PEERCRED), not from what it
+ * says; a process of another user is refused (the socket's folder is the
+ * launcher's user's only, but a process may change its uid, setuid).
+ * Return: its pid, 0 refused (said once).
+ */
+static pid_t
+peer(struct rec *r, int c)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 ||
+	    len != sizeof(cr) || cr.pid <= 0)
+		return 0;
+	if (cr.uid != getuid()) {
+		char why[96], comm[64];
+
+		proc_comm(cr.pid, comm, sizeof(comm));
+		snprintf(why, sizeof(why), "it runs as uid %u, not the "
+		    "launcher's %u", (unsigned)cr.uid, (unsigned)getuid());
+		if (r->refused_uid++ == 0)
+			fprintf(stderr, PROG ": pid %d asked for a dump and was "
+			    "refused: %s\n", (int)cr.pid, why);
+		rec_note(r, "process not recorded", NULL, cr.pid, comm, why,
+		    -1);
+		return 0;
+	}
+	return cr.pid;
+}
+
+/* Read @i's request if it came (what it says is not used: the pid is the
+ * kernel's); answer it, drop it past PENDING_MS. Return: true when it is
+ * done with (removed from the list). */
+static bool
+pend_try(struct rec *r, int i)
+{
+	char req[32];
+	ssize_t n = read(r->pend[i].fd, req, sizeof(req));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		if (wall_ns() - r->pend[i].since_ns < (int64_t)PENDING_MS *
+		    1000000)
+			return false;
+		close(r->pend[i].fd);           /* silent: dropped */
+	} else if (n > 0) {
+		answer(r, r->pend[i].fd, r->pend[i].pid);
+	} else {
+		close(r->pend[i].fd);           /* gone before asking */
+	}
+	r->pend[i] = r->pend[--r->npend];
+	return true;
+}
+
+/* Every connection waiting on the socket, never blocking: each is checked
+ * (peer()), then answered when its request is there, else kept pending
+ * (MAX_PENDING: the oldest is dropped for a new one). */
+static void
+serve(int lfd, struct rec *r)
+{
+	int c;
+
+	while ((c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC |
+	    SOCK_NONBLOCK)) >= 0) {
+		pid_t pid = peer(r, c);
+
+		if (pid == 0) {
+			close(c);
+			continue;
+		}
+		if (r->npend == MAX_PENDING) {
+			close(r->pend[0].fd);
+			r->pend[0] = r->pend[--r->npend];
+		}
+		r->pend[r->npend].fd = c;
+		r->pend[r->npend].pid = pid;
+		r->pend[r->npend].since_ns = wall_ns();
+		pend_try(r, r->npend++);
 	}
 }
 
 /*
- * Wait up to @ms for a process asking for a dump, then copy what every
- * pipe holds. The pipes are drained on this cadence, not at each write:
- * the launcher wakes 1000 / PUMP_MS times a second, not at every flush of
- * every process (it would take CPU time from the profiled program on a
- * small machine); a pipe holds PIPE_BYTES meanwhile, and a writer that
- * fills it waits for the next round (its write timeout is seconds).
+ * Wait up to @ms for a process asking for a dump, CMD's exit or a dump's
+ * end, then copy what every pipe holds. The pipes are drained on this
+ * cadence, not at each write: the launcher wakes 1000 / PUMP_MS times a
+ * second, not at every flush of every process (it would take CPU time
+ * from the profiled program on a small machine); a pipe holds PIPE_BYTES
+ * meanwhile, and a writer that fills it waits for the next round (its
+ * write timeout is seconds). A pipe is polled for its end only (no
+ * events asked: POLLHUP when its last writer is gone), so that the
+ * launcher never waits a round for a process that is done.
  */
 void
 rec_run_once(int lfd, struct rec *r, int ms)
 {
-	struct pollfd pf = { lfd, POLLIN, 0 };
+	struct pollfd pf[2 + MAX_PENDING + RECORD_MAX_PROCS + 1];
+	nfds_t n = 0;
 
-	if (poll(&pf, 1, ms) > 0)
+	pf[n++] = (struct pollfd){ lfd, POLLIN, 0 };
+	for (int i = 0; i < r->npend; i++)
+		pf[n++] = (struct pollfd){ r->pend[i].fd, POLLIN, 0 };
+	if (r->cmd_pidfd >= 0)
+		pf[n++] = (struct pollfd){ r->cmd_pidfd, POLLIN, 0 };
+	for (int i = 0; i < r->n; i++)
+		if (r->p[i].in >= 0)
+			pf[n++] = (struct pollfd){ r->p[i].in, 0, 0 };
+	/* A pending client that stays silent is dropped on time. */
+	if (r->npend > 0 && ms > PUMP_MS)
+		ms = PUMP_MS;
+	if (poll(pf, n, ms) > 0 && (pf[0].revents & POLLIN))
 		serve(lfd, r);
+	for (int i = r->npend - 1; i >= 0; i--)
+		pend_try(r, i);
 	for (int i = 0; i < r->n; i++)
 		if (r->p[i].in >= 0)
 			pump(r, &r->p[i]);
@@ -754,6 +840,10 @@ notes_free(struct rec *r)
 void
 rec_free(struct rec *r)
 {
+	if (r->cmd_pidfd >= 0)
+		close(r->cmd_pidfd);
+	for (int i = 0; i < r->npend; i++)
+		close(r->pend[i].fd);
 	for (int i = 0; i < r->n; i++) {
 		if (r->p[i].in >= 0)
 			close(r->p[i].in);

@@ -8,6 +8,7 @@
  *
  * Context: the tool's main thread.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -17,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -49,7 +52,7 @@ struct ropts {
 
 /* What a run holds open while CMD runs. */
 struct run {
-	char dump[PATH_MAX], pre[PATH_MAX];
+	char dir[PATH_MAX], dump[PATH_MAX], pre[PATH_MAX];
 	char sdir[32], spath[64];
 	int lfd;
 	int fd, pfd[2];         /* CMD's dump file, its pipe */
@@ -76,7 +79,9 @@ record_usage(FILE *f)
 	    "program it starts is followed; the dumps become one Firefox\n"
 	    "Profiler profile.\n"
 	    "  -o OUT          the profile (default CMD.json.gz); the dumps are\n"
-	    "                  kept next to it as OUT with .rtprof\n"
+	    "                  kept in one folder next to it, OUT with\n"
+	    "                  .rtprof.d (CMD's main.rtprof, others PID.rtprof;\n"
+	    "                  a previous run's dumps there are removed)\n"
 	    "  --interval MS   sampling interval, 0.1 to 1000 ms (1)\n"
 	    "  --memory MIB    rtprof's chunk memory in each process, at most\n"
 	    "                  (32; taken as needed, RTPROF_PREFAULT=1 takes\n"
@@ -155,9 +160,10 @@ preload_path(char *out, size_t n)
 	return -1;
 }
 
-/* OUT with its .json.gz / .json suffix replaced by .rtprof. */
+/* The run's dump folder: OUT with its .json.gz / .json suffix replaced
+ * by .rtprof.d. */
 static void
-dump_path(const char *out, char *buf, size_t n)
+dump_dir_path(const char *out, char *buf, size_t n)
 {
 	size_t len = strlen(out);
 
@@ -165,7 +171,43 @@ dump_path(const char *out, char *buf, size_t n)
 		len -= 8;
 	else if (len > 5 && strcmp(out + len - 5, ".json") == 0)
 		len -= 5;
-	snprintf(buf, n, "%.*s.rtprof", (int)len, out);
+	snprintf(buf, n, "%.*s.rtprof.d", (int)len, out);
+}
+
+/*
+ * The dump folder, made or emptied of a previous run's dumps (the files
+ * ending in .rtprof directly in it: a run's dumps must not mix with an
+ * older run's; nothing else in it is touched). Return: 0, -1 (said).
+ */
+static int
+dump_dir_make(const char *dir)
+{
+	struct dirent *e;
+	DIR *d;
+	int dfd;
+
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, PROG ": %s: %s; the program was not run\n", dir,
+		    strerror(errno));
+		return -1;
+	}
+	if ((d = opendir(dir)) == NULL) {
+		fprintf(stderr, PROG ": %s: %s; the program was not run\n", dir,
+		    strerror(errno));
+		return -1;
+	}
+	dfd = dirfd(d);
+	while ((e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+		struct stat st;
+
+		if (len > 7 && strcmp(e->d_name + len - 7, ".rtprof") == 0 &&
+		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			unlinkat(dfd, e->d_name, 0);
+	}
+	closedir(d);
+	return 0;
 }
 
 static int
@@ -515,12 +557,19 @@ static int
 launch(const struct ropts *o, struct rec *r, struct run *u)
 {
 	u->lfd = u->fd = u->pfd[0] = u->pfd[1] = -1;
-	dump_path(o->out, u->dump, sizeof(u->dump));
+	dump_dir_path(o->out, u->dir, sizeof(u->dir));
+	snprintf(u->dump, sizeof(u->dump), "%.4000s/main.rtprof", u->dir);
+	r->dir = u->dir;
 	r->dump = u->dump;
 	if (preload_path(u->pre, sizeof(u->pre)) != 0)
 		return 2;
+	if (dump_dir_make(u->dir) != 0)
+		return 2;
 	if (listen_sock(u) != 0)
 		return 2;
+	/* Orphans of the tree become the launcher's children: gather()
+	 * knows when no process is left (and reaps them at the end). */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	/* CMD's dump comes through a pipe too: the launcher counts bytes. */
 	if (pipe2(u->pfd, O_CLOEXEC) != 0) {
 		fprintf(stderr, PROG ": pipe: %s\n", strerror(errno));
@@ -531,6 +580,7 @@ launch(const struct ropts *o, struct rec *r, struct run *u)
 		close(u->pfd[0]);
 		close(u->pfd[1]);
 		run_close(u);
+		rmdir(u->dir);          /* when empty: nothing ran */
 		return 2;
 	}
 	close(u->pfd[1]);
@@ -548,10 +598,14 @@ launch(const struct ropts *o, struct rec *r, struct run *u)
 	return 0;
 }
 
-/* Copy the pipes until CMD exits. Return: 0, -1 (said). */
+/* Copy the pipes until CMD exits (a pidfd wakes the launcher at once;
+ * without one, within a round). Return: 0, -1 (said). */
 static int
 wait_cmd(struct rec *r, struct run *u)
 {
+#ifdef SYS_pidfd_open
+	r->cmd_pidfd = (int)syscall(SYS_pidfd_open, u->pid, 0);
+#endif
 	for (;;) {
 		pid_t w;
 
@@ -566,14 +620,36 @@ wait_cmd(struct rec *r, struct run *u)
 	}
 	r->cmd_done = true;
 	child_pid = 0;
+	if (r->cmd_pidfd >= 0) {
+		close(r->cmd_pidfd);    /* readable from now on: not polled */
+		r->cmd_pidfd = -1;
+	}
 	return 0;
 }
 
 /*
+ * Is every process of the tree gone? The launcher is a child subreaper
+ * (launch()): a process whose parent exited becomes its child, so no
+ * child left means no process that could still ask for a dump. Reaps
+ * those that exited: called only when every pipe is closed, so ended()
+ * has read their exit status already.
+ */
+static bool
+tree_gone(void)
+{
+	pid_t w;
+
+	while ((w = waitpid(-1, NULL, WNOHANG)) > 0)
+		;
+	return w < 0 && errno == ECHILD;
+}
+
+/*
  * Gathering: the processes CMD started may still be writing. Copy while
- * any dump grows; done when every pipe is closed (after one quiet round
- * when there were other processes: an exec'ing one asks again a moment
- * later); given up after QUIET_ROUNDS without a byte.
+ * any dump grows; done when every pipe is closed and no process of the
+ * tree is left (when one is, after one quiet round: one that exec'ed or
+ * was just started asks a moment later, one not recorded may live on);
+ * given up after QUIET_ROUNDS without a byte.
  */
 static void
 gather(struct rec *r, struct run *u)
@@ -586,7 +662,8 @@ gather(struct rec *r, struct run *u)
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		end = (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000 + ROUND_MS;
 		do {
-			if (rec_open_pipes(r) == 0 && (r->n == 1 || quiet > 0))
+			if (rec_open_pipes(r) == 0 && (quiet > 0 ||
+			    tree_gone()))
 				goto gathered;
 			rec_run_once(u->lfd, r, PUMP_MS);
 			clock_gettime(CLOCK_MONOTONIC, &t);
@@ -691,16 +768,15 @@ convert_all(struct rec *r, const struct ropts *o, int code)
 		return code != 0 ? code : 2;
 	}
 	if (convert_to(r, o->out, dumps, ndumps) != 0) {
-		fprintf(stderr, PROG ": %s %s; no profile; the dump is %s\n",
-		    o->cmd[0], how, r->dump);
+		fprintf(stderr, PROG ": %s %s; no profile; the dumps are in "
+		    "%s\n", o->cmd[0], how, r->dir);
 		free(dumps);
 		return code != 0 ? code : 2;
 	}
-	fprintf(stderr, PROG ": %s %s; wrote %s (%d process%s; dump %s%s); "
+	fprintf(stderr, PROG ": %s %s; wrote %s (%d process%s; dumps in %s/); "
 	    "open it with `rtprof view %s` or at "
 	    "https://profiler.firefox.com\n", o->cmd[0], how, o->out, ndumps,
-	    ndumps > 1 ? "es" : "", r->dump, ndumps > 1 ? " and others next "
-	    "to it" : "", o->out);
+	    ndumps > 1 ? "es" : "", r->dir, o->out);
 	free(dumps);
 	return code;
 }
@@ -720,6 +796,7 @@ cmd_record(int argc, char **argv)
 		fprintf(stderr, PROG ": out of memory\n");
 		return 2;
 	}
+	r->cmd_pidfd = -1;
 	r->max_total = o.max_total;
 	r->max_bytes = o.max_bytes;
 	r->max_procs = (int)o.max_procs;

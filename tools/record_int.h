@@ -25,6 +25,8 @@
 #define PUMP_CHUNK 65536
 #define PUMP_MAX_PER_CALL (1u << 20)    /* then the other pipes */
 #define MAX_NOTES 256
+#define MAX_PENDING 16          /* clients connected, request not read */
+#define PENDING_MS 1000         /* then such a client is dropped */
 
 /* One recorded process image: its pipe and its dump file. */
 struct proc {
@@ -51,7 +53,8 @@ struct proc {
 struct rec {
 	int cmd_status;           /* CMD's wait status, once known */
 	bool cmd_done;
-	const char *dump;       /* CMD's dump: OUT.rtprof */
+	const char *dir;        /* the run's dumps: OUT.rtprof.d */
+	const char *dump;       /* CMD's dump: OUT.rtprof.d/main.rtprof */
 	struct proc p[RECORD_MAX_PROCS + 1];    /* [0]: CMD */
 	int n;
 	uint64_t max_total;     /* 0: no total cap */
@@ -62,6 +65,12 @@ struct rec {
 	int refused;            /* over max_procs */
 	int refused_cap;        /* after the total cap */
 	uint64_t progress;      /* bytes read, processes added */
+	/* Clients of the socket whose request has not come yet: never
+	 * waited for, polled with the pipes' round. */
+	struct { int fd; pid_t pid; int64_t since_ns; } pend[MAX_PENDING];
+	int npend;
+	int refused_uid;        /* clients of another user, refused */
+	int cmd_pidfd;          /* readable when CMD exits; -1 none */
 	struct rtprof_gecko_note notes[MAX_NOTES];      /* strings owned */
 	size_t nnotes;
 };

@@ -1,0 +1,177 @@
+/*
+ * record_blocking.c - calls that block, for test_record_blocking.py under
+ * `rtprof record` (no rtprof API): each mode blocks about 200 ms in one
+ * kind of call, so that its "Blocked" marker and time can be checked.
+ *
+ *   record_blocking MODE [ARG]
+ *     sleep      sleep(1) (glibc's sleep: not through nanosleep's symbol)
+ *     usleep     usleep(200000)
+ *     join       pthread_join of a thread that sleeps 200 ms
+ *     sem        sem_timedwait 200 ms on a semaphore nobody posts
+ *     wait       waitpid for a child that sleeps 200 ms, then wait4, wait
+ *     pselect    pselect and ppoll, 200 ms each, on nothing
+ *     fifo PATH  open(PATH) for reading a FIFO that a thread opens for
+ *                writing 200 ms later
+ *     stdio N    N lines of 200 bytes through stdout (stdio's own write,
+ *                which no wrapper sees): for a slowly read pipe
+ *
+ * Context: a test program; its main thread and the threads it starts.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *fifo_path;
+
+static void
+nap_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000 };
+
+	while (nanosleep(&t, &t) != 0)
+		;
+}
+
+static void *
+napper(void *arg)
+{
+	(void)arg;
+	nap_ms(200);
+	return NULL;
+}
+
+static void *
+fifo_writer(void *arg)
+{
+	int fd;
+
+	(void)arg;
+	nap_ms(200);
+	fd = open(fifo_path, O_WRONLY);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static int
+child_naps(void)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		nap_ms(200);
+		_exit(0);
+	}
+	return p;
+}
+
+static int
+do_wait(void)
+{
+	struct rusage ru;
+	int st;
+	pid_t p = child_naps();
+
+	if (p < 0 || waitpid(p, &st, 0) != p)
+		return 1;
+	if ((p = child_naps()) < 0 || wait4(p, &st, 0, &ru) != p)
+		return 1;
+	if ((p = child_naps()) < 0 || wait(&st) != p)
+		return 1;
+	return 0;
+}
+
+static int
+do_select(void)
+{
+	struct timespec t = { 0, 200000000 };
+	sigset_t none;
+
+	sigemptyset(&none);
+	if (pselect(0, NULL, NULL, NULL, &t, &none) != 0)
+		return 1;
+	return ppoll(NULL, 0, &t, &none) != 0;
+}
+
+static int
+do_sem(void)
+{
+	struct timespec t;
+	sem_t s;
+
+	sem_init(&s, 0, 0);
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_nsec += 200000000;
+	if (t.tv_nsec >= 1000000000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000;
+	}
+	return sem_timedwait(&s, &t) == 0;
+}
+
+static int
+do_fifo(const char *path)
+{
+	pthread_t t;
+	int fd;
+
+	fifo_path = path;
+	unlink(path);
+	if (mkfifo(path, 0600) != 0 ||
+	    pthread_create(&t, NULL, fifo_writer, NULL) != 0)
+		return 1;
+	fd = open(path, O_RDONLY);
+	pthread_join(t, NULL);
+	unlink(path);
+	return fd < 0;
+}
+
+static int
+do_stdio(long n)
+{
+	char line[201];
+
+	memset(line, 'x', 199);
+	line[199] = '\n';
+	line[200] = '\0';
+	for (long i = 0; i < n; i++)
+		fputs(line, stdout);
+	return fflush(stdout) != 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	pthread_t t;
+	const char *m = argc > 1 ? argv[1] : "";
+
+	if (strcmp(m, "sleep") == 0)
+		return sleep(1) != 0;
+	if (strcmp(m, "usleep") == 0)
+		return usleep(200000) != 0;
+	if (strcmp(m, "join") == 0)
+		return pthread_create(&t, NULL, napper, NULL) != 0 ||
+		    pthread_join(t, NULL) != 0;
+	if (strcmp(m, "sem") == 0)
+		return do_sem();
+	if (strcmp(m, "wait") == 0)
+		return do_wait();
+	if (strcmp(m, "pselect") == 0)
+		return do_select();
+	if (strcmp(m, "fifo") == 0 && argc > 2)
+		return do_fifo(argv[2]);
+	if (strcmp(m, "stdio") == 0 && argc > 2)
+		return do_stdio(atol(argv[2]));
+	fprintf(stderr, "usage: record_blocking MODE [ARG]\n");
+	return 2;
+}

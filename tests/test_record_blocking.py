@@ -1,0 +1,188 @@
+"""Calls that block, under rtprof record (tests/record_blocking.c, make,
+sleep): each shows as "Blocked" markers with the call's name and about the
+time it blocked.
+
+    test_record_blocking.py RTPROF RECORD_BLOCKING TESTS_DIR WORKDIR
+
+- `sleep 1` (coreutils: nanosleep or clock_nanosleep) and a C program's
+  sleep(1) (glibc's sleep, which does not go through nanosleep's symbol):
+  0.9-1.5 s blocked in one call.
+- usleep, pthread_join, sem_timedwait, pselect and ppoll, waitpid, wait4
+  and wait, each about 200 ms (150-1000 ms: a loaded machine) in its own
+  call, with the stack where it blocked (the marker's cause).
+- open() of a FIFO that its writer opens 200 ms later: an "open" marker of
+  150 ms or more whose path is the FIFO's.
+- make -j2 of a generated 4-file C project: make's own dump has pselect
+  (its jobserver wait) and wait-family (wait, waitpid, wait4) blocked time.
+- A program writing 600 kB through stdio into a pipe read slowly: stdio's
+  write is glibc's own call, which no wrapper sees; when the sampler used
+  perf events (`msgpack2gecko --info` says "sampling: perf"), the
+  thread's off-CPU samples have the stack of that write (fputs ... write):
+  at least 20 idle samples there (it waits about 0.7 s).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gecko_testlib import check, load, markers  # noqa: E402
+
+RTPROF, PROG, SRC, DIR = sys.argv[1:5]
+M2G = os.path.join(os.path.dirname(RTPROF), "msgpack2gecko")
+
+
+def record(name, *cmd, stdout=subprocess.DEVNULL):
+    out = os.path.join(DIR, name + ".json.gz")
+    r = subprocess.run([RTPROF, "record", "-o", out, "--", *cmd],
+                       stdout=stdout, stderr=subprocess.PIPE, timeout=120,
+                       cwd=DIR)
+    check(r.returncode == 0, f"{name}: exit {r.returncode}: "
+          f"{r.stderr.decode()}")
+    return load(out)
+
+
+def blocked(p, calls):
+    """Blocked markers of the profile's processes whose call is in
+    @calls: [(call, ms, data)]."""
+    out = []
+    for pr in [p] + p.get("processes", []):
+        for th in pr["threads"]:
+            for m in markers(th):
+                if m["name"] == "Blocked" and m["data"]["call"] in calls:
+                    out.append((m["data"]["call"], m["end"] - m["start"],
+                                m["data"]))
+    return out
+
+
+def one_long(name, p, calls, lo, hi, stack=True):
+    """Exactly one call of @calls lasted lo..hi ms, with its stack."""
+    long = [b for b in blocked(p, calls) if b[1] >= lo * 0.5]
+    check(len(long) == 1 and lo <= long[0][1] <= hi,
+          f"{name}: blocked calls {[(c, round(ms, 1)) for c, ms, _ in long]}"
+          f", want one of {calls} of {lo}-{hi} ms")
+    if stack:
+        check(long[0][2].get("cause") is not None,
+              f"{name}: the {long[0][0]} marker has no stack: {long[0][2]}")
+    return long[0]
+
+
+def sleeps():
+    p = record("sleep1", "sleep", "1")
+    one_long("sleep 1", p, ("nanosleep", "clock_nanosleep"), 900, 1500)
+    p = record("csleep", PROG, "sleep")
+    one_long("sleep(1)", p, ("sleep",), 900, 1500)
+    print("test_record_blocking: sleep 1 and sleep(1): 1 s blocked",
+          file=sys.stderr)
+
+
+def waits():
+    for mode, calls in (("usleep", ("usleep",)), ("join", ("pthread_join",)),
+                        ("sem", ("sem_timedwait",))):
+        p = record(mode, PROG, mode)
+        one_long(mode, p, calls, 150, 1000)
+    p = record("pselect", PROG, "pselect")
+    for call in ("pselect", "ppoll"):
+        one_long("pselect", p, (call,), 150, 1000)
+    p = record("wait", PROG, "wait")
+    for call in ("waitpid", "wait4", "wait"):
+        one_long("wait", p, (call,), 150, 1000)
+    fifo = os.path.join(DIR, "fifo")
+    p = record("fifo", PROG, "fifo", fifo)
+    _, ms, data = one_long("fifo", p, ("open",), 150, 1000)
+    check(data.get("path") == fifo, f"fifo: the open's path {data}")
+    print("test_record_blocking: usleep, pthread_join, sem_timedwait, "
+          "pselect, ppoll, waitpid, wait4, wait, open of a FIFO",
+          file=sys.stderr)
+
+
+def make():
+    if shutil.which("make") is None or shutil.which("cc") is None:
+        print("test_record_blocking: make: no make or cc, skipped",
+              file=sys.stderr)
+        return
+    proj = os.path.join(DIR, "proj")
+    os.makedirs(proj)
+    for i in range(4):
+        with open(os.path.join(proj, f"f{i}.c"), "w") as f:
+            f.write("#include <stdio.h>\n")
+            for k in range(60):
+                f.write(f"int f{i}_{k}(int x) {{ char b[32]; return "
+                        f"snprintf(b, sizeof b, \"%d\", x * {k}); }}\n")
+    with open(os.path.join(proj, "Makefile"), "w") as f:
+        f.write("all: f0.o f1.o f2.o f3.o\n%.o: %.c\n\tcc -O2 -c $< -o $@\n")
+    r = subprocess.run([RTPROF, "record", "-o", os.path.join(DIR,
+                        "make.json.gz"), "--", "make", "-s", "-j2", "-C",
+                        proj], stderr=subprocess.PIPE, timeout=300)
+    check(r.returncode == 0, f"make: exit {r.returncode}: {r.stderr}")
+    main = os.path.join(DIR, "make.rtprof.d", "main.rtprof")
+    s = subprocess.run([RTPROF, "summarize", main], stdout=subprocess.PIPE,
+                       text=True, timeout=120).stdout
+    total = {}
+    for line in s.split("\n\n")[0].splitlines()[2:]:
+        w = line.split()
+        if len(w) == 5:
+            total[w[0]] = float(w[2])
+    waited = sum(total.get(c, 0) for c in ("wait", "waitpid", "wait4"))
+    check(total.get("pselect", 0) > 10 and waited > 10,
+          f"make -j2: blocked ms by call {total}")
+    print(f"test_record_blocking: make -j2: pselect {total['pselect']:.0f} "
+          f"ms, wait* {waited:.0f} ms", file=sys.stderr)
+
+
+def stdio():
+    out = os.path.join(DIR, "stdio.json.gz")
+    p = subprocess.Popen([RTPROF, "record", "-o", out, "--", PROG, "stdio",
+                          "3000"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    got = 0
+    while True:
+        b = p.stdout.read(4096)
+        if not b:
+            break
+        got += len(b)
+        time.sleep(0.005)
+    err = p.stderr.read()
+    check(p.wait(timeout=60) == 0 and got == 600000,
+          f"stdio: exit {p.returncode}, {got} bytes: {err}")
+    info = subprocess.run([M2G, "--info", os.path.join(
+        DIR, "stdio.rtprof.d", "main.rtprof")], stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True).stdout
+    if "sampling: perf" not in info:
+        print("test_record_blocking: stdio: sampled with signals, no "
+              "off-CPU stacks to check", file=sys.stderr)
+        return
+    prof = load(out)
+    th = next(t for t in prof["threads"] if t["name"] == "GeckoMain")
+    sch, st = th["samples"]["schema"], th["stringTable"]
+    ft, sk = th["frameTable"], th["stackTable"]
+    idle = 0
+    for row in th["samples"]["data"]:
+        if (row[sch["threadCPUDelta"]] or 0) > 0:
+            continue
+        s, names = row[sch["stack"]], []
+        while s is not None:
+            srow = sk["data"][s]
+            f = ft["data"][srow[sk["schema"]["frame"]]]
+            names.append(st[f[ft["schema"]["location"]]].split(" ")[0])
+            s = srow[sk["schema"]["prefix"]]
+        # Innermost first: libc's write under stdio's fputs.
+        if any("fputs" in n for n in names) and "write" in names[0]:
+            idle += 1
+    check(idle >= 20, f"stdio: {idle} idle samples in stdio's write")
+    print(f"test_record_blocking: stdio into a slow pipe: {idle} idle "
+          "samples with the write's stack", file=sys.stderr)
+
+
+def main():
+    shutil.rmtree(DIR, ignore_errors=True)
+    os.makedirs(DIR)
+    sleeps()
+    waits()
+    make()
+    stdio()
+    print("test_record_blocking: ok", file=sys.stderr)
+
+
+main()
