@@ -227,10 +227,11 @@ def many_sessions():
 
 
 def sanitized(path):
-    """Whether @path is an ASan build: it reserves terabytes of shadow
+    """Whether @path is an ASan or TSan build: they reserve terabytes of shadow
     address space, so RLIMIT_AS cannot bound it (and it runs slower)."""
     with open(path, "rb") as f:
-        return b"__asan_init" in f.read()
+        data = f.read()
+        return b"__asan_init" in data or b"__tsan_init" in data
 
 
 SANITIZED = sanitized(M2G)
