@@ -580,7 +580,7 @@ idle(struct rtprof__thread *th, struct rtprof__perf *p, uint64_t now_mono,
 static int
 wants_perf(const struct rtprof__thread *th)
 {
-	return !(th->flags & RTPROF_THREAD_RT) &&
+	return !(th->flags & (RTPROF_THREAD_RT | RTPROF_THREAD_SAMPLER)) &&
 	    ck_pr_load_uint(&th->label_seq.sequence) == 0;
 }
 

@@ -298,8 +298,11 @@ rtprof__sampler_join(const rtprof_lock *lk, struct rtprof__thread *th)
 	struct rtprof__core *c = rtprof__core_get(lk);
 	struct rtprof__session *s = c->running;
 
+	/* The sampler thread itself registers while a session starts: it is
+	 * never sampled, and must not wait for itself. */
 	if (s == NULL || s->paused || !c->sampler_started ||
-	    s->set.sample_interval_us == RTPROF_SAMPLING_OFF)
+	    s->set.sample_interval_us == RTPROF_SAMPLING_OFF ||
+	    (th->flags & RTPROF_THREAD_SAMPLER))
 		return;
 	session_reset(lk, th, s->gen, rtprof__cpu_ns(th));
 	if (!rtprof__perf_wanted(lk, th))

@@ -527,7 +527,7 @@ rtprof__unwind(struct rtprof__unwinder *u, const struct rtprof__ucopy *rq,
     int max, int *truncated)
 {
 	unw_cursor_t cur;
-	int n = 0;
+	int n = 0, seen = 0, prev_own = 0, own;
 
 	*truncated = 0;
 	if (!rq->have_regs)
@@ -549,11 +549,20 @@ rtprof__unwind(struct rtprof__unwinder *u, const struct rtprof__ucopy *rq,
 			*truncated = 1;
 			break;
 		}
-		if (!is_own(u, ip, n == 0)) {
+		/* rtprof's frames are left out; under two of them in a row
+		 * (a wrapper calling the recorder's helpers) everything inner
+		 * is the recorder's own work, not the program's: dropped too.
+		 * Under one (a wrapper calling the real function), the real
+		 * function stays: it names the call. */
+		own = is_own(u, ip, seen++ == 0);
+		if (own && prev_own)
+			n = 0;
+		if (!own) {
 			ips[n] = ip;
 			sps[n] = sp;
 			n++;
 		}
+		prev_own = own;
 		if (unw_step(&cur) <= 0)
 			break;
 	}

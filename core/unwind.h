@@ -49,7 +49,9 @@ void rtprof__unwinder_tick(struct rtprof__unwinder *u);
  * @ips, @sps: out, innermost first: each frame's instruction pointer (the
  * first exact, the others return addresses) and stack pointer.
  * Frames in rtprof's own libraries (librtprof, librtprof-preload's
- * wrappers) are left out: the program's caller is the frame that counts.
+ * wrappers) are left out: the program's caller is the frame that counts;
+ * under two of them in a row (the recorder's own work inside a wrapper)
+ * the inner frames are left out too.
  * Return: the number of frames (0 when nothing could be unwound);
  * *@truncated set when there were more than @max, or when the copy ended
  * before the root (a read above it inside [@stack_lo, @stack_hi)).

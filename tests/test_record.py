@@ -128,6 +128,22 @@ def mdur(m):
     return m["end"] - m["start"]
 
 
+def idle_flags(prof, th):
+    """Whether each sample of `th` is Idle (its leaf frame's category)."""
+    cats = [c["name"] for c in prof["meta"]["categories"]]
+    sch = th["samples"]["schema"]
+    sk, ft = th["stackTable"], th["frameTable"]
+    out = []
+    for row in th["samples"]["data"]:
+        s = row[sch["stack"]]
+        if s is None:
+            out.append(False)
+            continue
+        f = ft["data"][sk["data"][s][sk["schema"]["frame"]]]
+        out.append(cats[f[ft["schema"]["category"]]] == "Idle")
+    return out
+
+
 def child_cpu(pid):
     """CPU seconds used by the children of process `pid` (/proc)."""
     total = 0.0
@@ -332,10 +348,13 @@ def main():
     p = load(out_s)
     cr = [t for t in p["threads"] if t["name"] == "cruncher"]
     check(len(cr) == 1, f"starved: threads {[t['name'] for t in p['threads']]}")
-    fr = frames_of(cr[0])
+    # Its samples on CPU (an Idle one is where it waited off CPU: with
+    # perf events, moving to CPU 0 in pin_cpu0 while the hog holds it).
+    fr = [s for s, idle in zip(frames_of(cr[0]), idle_flags(p, cr[0]))
+          if not idle]
     inner = sum(1 for s in fr if any(x.startswith("inner_work (in ")
                                      for x in s))
-    print(f"starved: {len(fr)} samples, {inner} in inner_work, "
+    print(f"starved: {len(fr)} samples on CPU, {inner} in inner_work, "
           f"{sum(1 for s in fr if s == ['(no stack)'])} without a stack")
     # A sample per tick while it runs (~500 ms of the second, less on a
     # loaded machine), and one per time it waited for the CPU.
