@@ -81,6 +81,7 @@ struct rtprof__perf {
 	size_t data_size, map_len;
 	uint64_t lost;                  /* records the kernel could not write */
 	uint64_t until;                 /* MONOTONIC ns it unregistered; 0 */
+	struct rtprof__thread *th;      /* an orphan's thread (kept alive) */
 	/* What the switch records say (CLOCK_MONOTONIC ns). */
 	enum pstate state;
 	uint64_t open_mono, in_mono, off_mono;
@@ -673,6 +674,8 @@ rtprof__perf_detach(const rtprof_lock *lk, struct rtprof__thread *th)
 	if (p == NULL)
 		return;
 	th->s_perf = NULL;
+	th->s_perf_orphan = 1;
+	p->th = th;
 	p->until = rtprof__mono_ns();
 	p->next = P.orphans;
 	P.orphans = p;
@@ -690,6 +693,8 @@ rtprof__perf_orphans(const rtprof_lock *lk, int drain_them)
 		P.orphans = p->next;
 		if (drain_them)
 			drain(p);
+		if (p->th != NULL)
+			p->th->s_perf_orphan = 0;       /* may be freed now */
 		c->memory -= p->map_len + sizeof(*p);
 		perf_free(p);
 	}
@@ -717,6 +722,7 @@ rtprof__perf_fork_child(struct rtprof__thread *threads)
 	for (struct rtprof__thread *th = threads; th != NULL; th = th->next) {
 		p = th->s_perf;
 		th->s_perf = NULL;
+		th->s_perf_orphan = 0;
 		if (p != NULL) {
 			p->next = P.orphans;
 			P.orphans = p;

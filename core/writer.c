@@ -952,7 +952,8 @@ free_exited(const rtprof_lock *lk)
 		next = th->next;
 		if (!th->exited || th->chunks_alive != 0 ||
 		    ck_ring_size(&th->full) != 0 ||
-		    atomic_load_explicit(&th->cur, memory_order_relaxed) != NULL)
+		    atomic_load_explicit(&th->cur, memory_order_relaxed) != NULL ||
+		    th->s_perf_orphan)  /* its last samples not yet drained */
 			continue;
 		s = session_for(lk, th->announced_gen);
 		if (!accepting(s)) {

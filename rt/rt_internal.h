@@ -166,6 +166,9 @@ struct rtprof__thread {
 	 * were opened for (or tried: 0 after a pause or stop). */
 	struct rtprof__perf *s_perf;
 	uint32_t s_perf_gen;
+	/* Its events wait among the orphans to be drained: the collector
+	 * keeps the record (and announces the thread) until they are. */
+	int s_perf_orphan;
 
 	/* Chunk exchange. Producer and consumer indexes live inside ck_ring
 	 * (its own padding); the buffers follow. */
