@@ -315,6 +315,7 @@ void rtprof__pack_module_changes(struct msgpack_packer *pk, uint64_t ticks,
     const struct rtprof__modset *was, const struct rtprof__modset *now);
 int rtprof__vdso_image(uint64_t *base, const void **image, size_t *n);
 uint64_t rtprof__process_rss(void);
+size_t rtprof__task_file(pid_t tid, const char *name, char *buf, size_t cap);
 
 /* Settings with defaults applied. Return 0 or -EINVAL. */
 int rtprof__settings_resolve(const struct rtprof_settings *in,

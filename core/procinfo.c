@@ -52,6 +52,24 @@ read_small(const char *path, char *buf, size_t cap)
 	return n;
 }
 
+/*
+ * rtprof__task_file - /proc/self/task/@tid/@name into @buf, NUL-terminated
+ * (at most @cap - 1 bytes). Return: the bytes read, 0 on failure.
+ * Context: any non-RT thread (the sampler).
+ */
+size_t
+rtprof__task_file(pid_t tid, const char *name, char *buf, size_t cap)
+{
+	char path[64];
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, name);
+	n = cap > 0 ? read_small(path, buf, cap - 1) : 0;
+	if (cap > 0)
+		buf[n] = '\0';
+	return n;
+}
+
 /* Packs 6 map pairs: pid, ppid, process, exe, cmdline, machine. */
 void
 rtprof__pack_process(struct msgpack_packer *pkv)

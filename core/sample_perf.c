@@ -525,20 +525,11 @@ drain(struct rtprof__perf *p)
 static int
 runnable(pid_t tid)
 {
-	char path[64], buf[256];
+	char buf[256];
 	const char *q;
-	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (rtprof__task_file(tid, "stat", buf, sizeof(buf)) == 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	q = strrchr(buf, ')');
 	return q != NULL && q[1] == ' ' && q[2] == 'R';
 }

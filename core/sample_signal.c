@@ -269,21 +269,12 @@ merge(const uint64_t *ips, const uint64_t *sps, int n, const char *const *lab,
 static int
 blocks_signal(pid_t tid)
 {
-	char path[64], buf[2048];
+	char buf[2048];
 	unsigned long long mask = 0;
-	ssize_t n;
-	int fd;
 	const char *p;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (rtprof__task_file(tid, "status", buf, sizeof(buf)) == 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	p = strstr(buf, "SigBlk:");
 	if (p == NULL || sscanf(p + 7, "%llx", &mask) != 1)
 		return 0;
