@@ -145,15 +145,17 @@ unregister(struct rtprof__thread *th)
 	 * frame written at exit carries it (it replaces the first one). */
 	if (th->name_from_comm && comm[0] != '\0')
 		strncpy(th->name, comm, sizeof(th->name) - 1);
-	/* Under the lock: after any sample the sampler took of this thread
-	 * (it samples under the lock), so no sample is later than the exit. */
+	/* Its perf events stop counting as its own first (what the kernel
+	 * took later is its exit path, dropped), then the exit time: under
+	 * the lock, after any sample the sampler took of this thread (it
+	 * samples under the lock), so no sample is later than the exit. */
+	rtprof__perf_detach(lk, th);
 	rtprof__clock_pair(&ticks, &mono, &wall);
 	th->unregister_ticks = ticks;
 	/* From here the collector owns both rings (the mutex orders the
 	 * owner's last ring operations before the collector's). */
 	th->exited = 1;
 	rtprof__sampler_forget(lk, th);
-	rtprof__perf_detach(lk, th);
 	rtprof__writer_kick(lk);
 	rtprof__unlock(lk);
 }
