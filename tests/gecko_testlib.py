@@ -5,6 +5,7 @@ fail/check, samples' stacks, markers."""
 import gzip
 import json
 import os
+import subprocess
 import sys
 
 
@@ -63,3 +64,13 @@ def markers(th):
             "data": row[sch["data"]],
         })
     return out
+
+
+def run_clean(cmd, env_extra, **kw):
+    """Run @cmd with this environment less RTPROF_SAMPLER, plus @env_extra
+    (text output captured, 240 s at most)."""
+    env = dict(os.environ)
+    env.pop("RTPROF_SAMPLER", None)
+    env.update(env_extra)
+    return subprocess.run(cmd, env=env, capture_output=True, text=True,
+                          timeout=240, **kw)

@@ -32,7 +32,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gecko_testlib import check, load  # noqa: E402
+from gecko_testlib import check, load, run_clean as run  # noqa: E402
 from summarize_testlib import func, parse_summary, stack_names  # noqa: E402
 
 RTPROF, HOST, LIBA, LIBB, M2G, WORK = sys.argv[1:7]
@@ -41,12 +41,6 @@ MODES = {"perf": {}, "signal": {"RTPROF_SAMPLER": "signal"}}
 os.makedirs(WORK, exist_ok=True)
 
 
-def run(cmd, env_extra, **kw):
-    env = dict(os.environ)
-    env.pop("RTPROF_SAMPLER", None)
-    env.update(env_extra)
-    return subprocess.run(cmd, env=env, capture_output=True, text=True,
-                          timeout=240, **kw)
 
 
 def linked(mode, args, tag, **kw):

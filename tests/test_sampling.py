@@ -44,17 +44,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gecko_testlib import check, fail, load  # noqa: E402
+from gecko_testlib import run_clean as run  # noqa: E402
 
 RTPROF, TARGET, M2G, TESTS, WORK, NOPERF = sys.argv[1:7]
 os.makedirs(WORK, exist_ok=True)
 
 
-def run(cmd, env_extra, **kw):
-    env = dict(os.environ)
-    env.pop("RTPROF_SAMPLER", None)
-    env.update(env_extra)
-    return subprocess.run(cmd, env=env, capture_output=True, text=True,
-                          timeout=240, **kw)
 
 
 def record(mode, args, tag):
