@@ -97,3 +97,85 @@ rtprof_idmap_free(struct rtprof_idmap *m)
 	free(m->e);
 	memset(m, 0, sizeof(*m));
 }
+
+static uint64_t
+pair_hash(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full;
+
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ h >> 32;
+}
+
+int64_t
+rtprof_pairmap_get(const struct rtprof_pairmap *m, uint64_t a, uint64_t b)
+{
+	size_t h;
+
+	if (m->nslot == 0)
+		return -1;
+	h = (size_t)pair_hash(a, b) & (m->nslot - 1);
+	while (m->e[h].idx1 != 0) {
+		if (m->e[h].a == a && m->e[h].b == b)
+			return (int64_t)m->e[h].idx1 - 1;
+		h = (h + 1) & (m->nslot - 1);
+	}
+	return -1;
+}
+
+/* The empty slot where (@a, @b) goes. */
+static size_t
+pair_slot(const struct rtprof_pairmap *m, uint64_t a, uint64_t b)
+{
+	size_t h = (size_t)pair_hash(a, b) & (m->nslot - 1);
+
+	while (m->e[h].idx1 != 0)
+		h = (h + 1) & (m->nslot - 1);
+	return h;
+}
+
+/* Double the table (8 slots at first): at most half full. */
+static int
+pair_grow(struct rtprof_pairmap *m)
+{
+	struct rtprof_pairmap old = *m;
+	size_t ns = m->nslot != 0 ? m->nslot * 2 : 8;
+
+	m->e = calloc(ns, sizeof(*m->e));
+	if (m->e == NULL) {
+		*m = old;
+		return -ENOMEM;
+	}
+	m->nslot = ns;
+	for (size_t i = 0; i < old.nslot; i++)
+		if (old.e[i].idx1 != 0)
+			m->e[pair_slot(m, old.e[i].a, old.e[i].b)] = old.e[i];
+	free(old.e);
+	return 0;
+}
+
+int
+rtprof_pairmap_put(struct rtprof_pairmap *m, uint64_t a, uint64_t b,
+    size_t idx)
+{
+	size_t h;
+
+	if (idx >= UINT32_MAX - 1)
+		return -ENOMEM;
+	if ((m->n + 1) * 2 > m->nslot && pair_grow(m) != 0)
+		return -ENOMEM;
+	h = pair_slot(m, a, b);
+	m->e[h].a = a;
+	m->e[h].b = b;
+	m->e[h].idx1 = (uint32_t)(idx + 1);
+	m->n++;
+	return 0;
+}
+
+void
+rtprof_pairmap_free(struct rtprof_pairmap *m)
+{
+	free(m->e);
+	memset(m, 0, sizeof(*m));
+}
