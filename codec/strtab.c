@@ -20,9 +20,8 @@ rtprof_hash_bytes(const void *p, size_t n)
 	return h;
 }
 
-/* Grow *@p (elements of @size) to hold @need elements. */
-static int
-grow(void **p, size_t *cap, size_t need, size_t size)
+int
+rtprof_grow(void **p, size_t *cap, size_t need, size_t size)
 {
 	size_t ncap;
 	void *np;
@@ -107,8 +106,8 @@ rtprof_strtab_intern(struct rtprof_strtab *t, const char *s, size_t n)
 		h = (h + 1) & (t->nslot - 1);
 	}
 	if (t->n >= UINT32_MAX - 1 ||
-	    grow((void **)&t->s, &t->cap, t->n + 1, sizeof(*t->s)) != 0 ||
-	    grow((void **)&t->len, &t->lcap, t->n + 1, sizeof(*t->len)) != 0)
+	    rtprof_grow((void **)&t->s, &t->cap, t->n + 1, sizeof(*t->s)) != 0 ||
+	    rtprof_grow((void **)&t->len, &t->lcap, t->n + 1, sizeof(*t->len)) != 0)
 		return -ENOMEM;
 	d = copy(s, n);
 	if (d == NULL)

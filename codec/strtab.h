@@ -1,5 +1,6 @@
 /*
- * strtab.h - a de-duplicated string table: strings numbered 0, 1, ... in
+ * strtab.h - growable arrays (rtprof_grow) and a de-duplicated string
+ * table: strings numbered 0, 1, ... in
  * the order first added, each kept once (an array plus an open-addressing
  * index on a hash of the bytes). Profiles' string tables (Gecko's
  * stringTable, pprof's string_table) are this.
@@ -26,6 +27,13 @@ int64_t rtprof_strtab_intern(struct rtprof_strtab *t, const char *s,
 
 /* Free every string and the table's memory; zeroed, usable again. */
 void rtprof_strtab_free(struct rtprof_strtab *t);
+
+/*
+ * rtprof_grow - grow the array *@p of elements of @size bytes, *@cap of
+ * them, to hold @need (capacity doubled, 4 at first).
+ * Return: 0, or -ENOMEM (the array is left as it was).
+ */
+int rtprof_grow(void **p, size_t *cap, size_t need, size_t size);
 
 /* FNV-1a of @p[0..@n): the table's hash, for other byte-keyed tables. */
 uint64_t rtprof_hash_bytes(const void *p, size_t n);
