@@ -37,7 +37,8 @@
  *   Locations without a mapping, one function each, named by the label.
  * - Filter (rtprof_gecko_filter): samples outside [from, to] (ms after
  *   the first session's start, other processes aligned by wall clock) are
- *   left out, and samples of threads whose name is not one of @threads.
+ *   left out, and samples of threads whose name is not one of @threads
+ *   (but the main thread's, as in the Gecko profile).
  *
  * Memory: per session, the distinct stacks and one record per distinct
  * (thread, stack); with a time window also 32 bytes per sample until the

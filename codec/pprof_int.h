@@ -56,6 +56,7 @@ struct pimage {
 struct pthread {
 	int64_t tid;
 	char *name;                     /* NULL: never described */
+	bool main;                      /* the process's main thread */
 	uint32_t last1;                 /* last SAMPLE's leaf + 1, 0: none */
 };
 

@@ -412,6 +412,7 @@ on_thread(void *ctx, const struct rtprof_dump_thread *t)
 		return fail(d, -ENOMEM);
 	free(d->cur->th[i].name);
 	d->cur->th[i].name = dup_str(d, t->name);
+	d->cur->th[i].main = (t->flags & 2u) != 0;
 	return d->err;
 }
 

@@ -392,11 +392,12 @@ label(struct rtprof_pprof_writer *w, int64_t key, int64_t str, int64_t num,
 	rtprof_pb_msg(&w->msg, SAMPLE_LABEL, &w->sub);
 }
 
-/* Is thread @t kept by the filter's names? */
+/* Is thread @t kept by the filter's names? The main thread always is,
+ * as in the Gecko profile. */
 static bool
 thread_kept(const struct rtprof_pprof_writer *w, const struct pthread *t)
 {
-	if (w->flt == NULL || w->flt->nthreads == 0)
+	if (w->flt == NULL || w->flt->nthreads == 0 || t->main)
 		return true;
 	for (size_t i = 0; i < w->flt->nthreads; i++)
 		if (t->name != NULL && strcmp(t->name, w->flt->threads[i]) == 0)
