@@ -144,6 +144,8 @@ value_type(struct rtprof_pprof_writer *w, unsigned field, const char *type,
 	emit(w, field);
 }
 
+static uint64_t ns_of(double ns);
+
 /* The profile's first fields, at the first session (@s: its period). */
 static void
 start(struct rtprof_pprof_writer *w, const struct psess *s)
@@ -155,7 +157,7 @@ start(struct rtprof_pprof_writer *w, const struct psess *s)
 	value_type(w, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
 	value_type(w, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
 	rtprof_pb_uint_opt(&w->out, PROFILE_PERIOD,
-	    s->sample_interval_us * 1000);
+	    ns_of((double)s->sample_interval_us * 1000.0));
 }
 
 /* ------------------------------------------------------------------ */
@@ -573,6 +575,16 @@ rtprof_pprof_writer_add(struct rtprof_pprof_writer *w,
 	return w->err;
 }
 
+/* @ns as an int64 field: 0 when out of [0, INT64_MAX] or not finite (a
+ * dump's clock may say anything). */
+static uint64_t
+ns_of(double ns)
+{
+	if (!(ns >= 0.0 && ns < 9.2e18))
+		return 0;
+	return (uint64_t)llround(ns);
+}
+
 static void
 writer_free(struct rtprof_pprof_writer *w)
 {
@@ -602,10 +614,10 @@ rtprof_pprof_writer_finish(struct rtprof_pprof_writer *w)
 		for (size_t i = 0; i < w->ncomments; i++)
 			rtprof_pb_uint(&w->out, PROFILE_COMMENT,
 			    (uint64_t)w->comments[i]);
-		rtprof_pb_uint_opt(&w->out, PROFILE_TIME, (uint64_t)(
-		    w->top_wall_ns + (int64_t)llround(w->range_a * 1e6)));
-		rtprof_pb_uint_opt(&w->out, PROFILE_DURATION, (uint64_t)
-		    llround((w->range_b - w->range_a) * 1e6));
+		rtprof_pb_uint_opt(&w->out, PROFILE_TIME, ns_of(
+		    (double)w->top_wall_ns + w->range_a * 1e6));
+		rtprof_pb_uint_opt(&w->out, PROFILE_DURATION, ns_of(
+		    (w->range_b - w->range_a) * 1e6));
 		flush(w, true);
 	}
 	rc = w->err;
