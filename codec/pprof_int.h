@@ -109,6 +109,7 @@ struct psess {
 	struct pnode *node;
 	size_t nnode, nodecap;
 	struct rtprof_pairmap node_idx; /* (value, prefix1, epoch, kind) */
+	struct rtprof_idmap stack_idx;  /* hash of a whole stack -> leaf */
 	struct pagg *agg;
 	size_t nagg, aggcap;
 	struct rtprof_pairmap agg_idx;  /* (thread, node) -> agg[] */

@@ -102,6 +102,7 @@ sess_free(struct psess *s)
 	rtprof_idmap_free(&s->th_idx);
 	free(s->node);
 	rtprof_pairmap_free(&s->node_idx);
+	rtprof_idmap_free(&s->stack_idx);
 	free(s->agg);
 	rtprof_pairmap_free(&s->agg_idx);
 	free(s->timed);
@@ -209,6 +210,81 @@ sample_add(struct rtprof_pprof_dump *d, struct psess *s, int64_t thread,
 	return 0;
 }
 
+/* The kind of frame @i of SAMPLE @r whose last native frame is @ln. */
+static uint8_t
+frame_kind(const struct rtprof_rec_view *r, unsigned i, unsigned ln)
+{
+	if (rtprof_rec_frame_is_label(r->label_mask, i))
+		return PNODE_LABEL;
+	return i == ln ? PNODE_PC : PNODE_RET;
+}
+
+/* A hash of the @n frames of @r, their kinds and @epoch. */
+static int64_t
+stack_hash(const struct rtprof_rec_view *r, unsigned n, uint16_t epoch)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)n << 16 | epoch);
+
+	for (unsigned i = 0; i < n; i++) {
+		h = (h ^ r->frames[i]) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+	}
+	for (unsigned w = 0; w < RTPROF_REC_MASK_WORDS; w++)
+		h = (h ^ r->label_mask[w]) * 0x94d049bb133111ebull;
+	return (int64_t)(h ^ h >> 29);
+}
+
+/* Is @leaf the node path of the @n frames of @r (no hash collision)? */
+static bool
+stack_is(const struct psess *s, int64_t leaf, const struct rtprof_rec_view *r,
+    unsigned n, unsigned ln, uint16_t epoch)
+{
+	uint32_t i1 = (uint32_t)leaf + 1;
+
+	for (unsigned i = n; i-- > 0; i1 = s->node[i1 - 1].prefix1) {
+		const struct pnode *p;
+		uint8_t kind = frame_kind(r, i, ln);
+
+		if (i1 == 0 || i1 > s->nnode)
+			return false;
+		p = &s->node[i1 - 1];
+		if (p->value != r->frames[i] || p->kind != kind ||
+		    p->epoch != (kind == PNODE_LABEL ? 0 : epoch))
+			return false;
+	}
+	return i1 == 0;
+}
+
+/* The leaf node of the @n frames of @r: a whole stack seen before costs
+ * one hash and a walk up its path; -1: ENOMEM. */
+static int64_t
+stack_node(struct psess *s, const struct rtprof_rec_view *r, unsigned n,
+    uint16_t epoch)
+{
+	int64_t h = stack_hash(r, n, epoch), node = -1;
+	int64_t hit = rtprof_idmap_get(&s->stack_idx, h);
+	unsigned ln = n;
+	uint32_t prefix1 = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (!rtprof_rec_frame_is_label(r->label_mask, i))
+			ln = i;
+	if (hit >= 0 && stack_is(s, hit, r, n, ln, epoch))
+		return hit;
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t kind = frame_kind(r, i, ln);
+
+		node = node_of(s, prefix1, r->frames[i], kind,
+		    kind == PNODE_LABEL ? 0 : epoch);
+		if (node < 0)
+			return -1;
+		prefix1 = (uint32_t)node + 1;
+	}
+	if (rtprof_idmap_set(&s->stack_idx, h, (size_t)node) != 0)
+		return -1;
+	return node;
+}
+
 /*
  * SAMPLE: the frames (outermost first) become a path of the stack tree;
  * the last native frame is the interrupted instruction, every other one
@@ -218,28 +294,14 @@ static int
 on_sample(struct rtprof_pprof_dump *d, struct psess *s,
     const struct rtprof_rec_view *r)
 {
-	int64_t ti = thread_of(s, r->tid), node = -1;
-	unsigned n = r->frames != NULL ? r->nframes : 0, last_native = n;
-	uint16_t epoch = epoch_at(s, r->t0);
-	uint32_t prefix1 = 0;
+	int64_t ti = thread_of(s, r->tid), node;
+	unsigned n = r->frames != NULL ? r->nframes : 0;
 
 	if (ti < 0)
 		return fail(d, -ENOMEM);
-	for (unsigned i = 0; i < n; i++)
-		if (!rtprof_rec_frame_is_label(r->label_mask, i))
-			last_native = i;
-	for (unsigned i = 0; i < n; i++) {
-		bool label = rtprof_rec_frame_is_label(r->label_mask, i);
-		uint8_t kind = label ? PNODE_LABEL : i == last_native ?
-		    PNODE_PC : PNODE_RET;
-
-		node = node_of(s, prefix1, r->frames[i], kind,
-		    label ? 0 : epoch);
-		if (node < 0)
-			return fail(d, -ENOMEM);
-		prefix1 = (uint32_t)node + 1;
-	}
-	if (n == 0)
+	if (n != 0)
+		node = stack_node(s, r, n, epoch_at(s, r->t0));
+	else
 		node = node_of(s, 0, r->flags & RTPROF_SAMPLE_LABELS ?
 		    PTEXT_NO_LABEL : PTEXT_NO_STACK, PNODE_TEXT, 0);
 	if (node >= 0)
