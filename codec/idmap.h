@@ -32,28 +32,4 @@ void rtprof_idmap_clear(struct rtprof_idmap *m);
 /* Free the map's memory; zeroed, usable again. */
 void rtprof_idmap_free(struct rtprof_idmap *m);
 
-/*
- * A pair of integers -> array index, open addressing (a raw stack tree's
- * (value, prefix and kind), a de-duplication of (location, category)).
- */
-struct rtprof_pairmap {
-	struct rtprof_pairmap_ent {
-		uint64_t a, b;
-		uint32_t idx1;          /* index + 1, 0 = empty */
-	} *e;
-	size_t n, nslot;
-};
-
-/* The index stored for (@a, @b), -1 if none. */
-int64_t rtprof_pairmap_get(const struct rtprof_pairmap *m, uint64_t a,
-    uint64_t b);
-
-/* Store @idx for (@a, @b), which must not be in @m yet. 0 or -ENOMEM
- * (also for @idx >= UINT32_MAX - 1). */
-int rtprof_pairmap_put(struct rtprof_pairmap *m, uint64_t a, uint64_t b,
-    size_t idx);
-
-/* Free the map's memory; zeroed, usable again. */
-void rtprof_pairmap_free(struct rtprof_pairmap *m);
-
 #endif /* RTPROF_IDMAP_H */

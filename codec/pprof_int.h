@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gecko_maps.h"
 #include "idmap.h"
 #include "pprof.h"
 
@@ -108,11 +109,11 @@ struct psess {
 	struct rtprof_idmap th_idx;     /* tid -> th[] */
 	struct pnode *node;
 	size_t nnode, nodecap;
-	struct rtprof_pairmap node_idx; /* (value, prefix1, epoch, kind) */
+	struct pmap node_idx; /* (value, prefix1, epoch, kind) */
 	struct rtprof_idmap stack_idx;  /* hash of a whole stack -> leaf */
 	struct pagg *agg;
 	size_t nagg, aggcap;
-	struct rtprof_pairmap agg_idx;  /* (thread, node) -> agg[] */
+	struct pmap agg_idx;  /* (thread, node) -> agg[] */
 	struct ptimed *timed;           /* with keep_times instead of agg */
 	size_t ntimed, timedcap;
 	uint64_t nsamples;

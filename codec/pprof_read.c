@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "esc.h"
+#include "gecko_maps.h"
 #include "pprof_int.h"
-#include "strtab.h"
 
 #define CLOCK_RATE_MIN 1e3
 #define CLOCK_RATE_MAX 1e12
@@ -24,7 +24,7 @@ const char *const rtprof_pprof_texts[PTEXT_N] = {
 };
 
 #define PUSH(arr, n, cap, val)                                                 \
-	(rtprof_grow((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr))) != 0    \
+	(gecko_grow((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr))) != 0    \
 	     ? -ENOMEM : ((arr)[(n)++] = (val), 0))
 
 static bool
@@ -101,10 +101,10 @@ sess_free(struct psess *s)
 	free(s->th);
 	rtprof_idmap_free(&s->th_idx);
 	free(s->node);
-	rtprof_pairmap_free(&s->node_idx);
+	pmap_free(&s->node_idx);
 	rtprof_idmap_free(&s->stack_idx);
 	free(s->agg);
-	rtprof_pairmap_free(&s->agg_idx);
+	pmap_free(&s->agg_idx);
 	free(s->timed);
 	free(s);
 }
@@ -133,7 +133,7 @@ node_of(struct psess *s, uint32_t prefix1, uint64_t value, uint8_t kind,
     uint16_t epoch)
 {
 	uint64_t b = (uint64_t)prefix1 << 24 | (uint64_t)epoch << 8 | kind;
-	int64_t i = rtprof_pairmap_get(&s->node_idx, value, b);
+	int64_t i = pmap_get(&s->node_idx, value, b);
 	struct pnode n = { .value = value, .prefix1 = prefix1,
 	    .epoch = epoch, .kind = kind };
 
@@ -141,7 +141,7 @@ node_of(struct psess *s, uint32_t prefix1, uint64_t value, uint8_t kind,
 		return i;
 	if (PUSH(s->node, s->nnode, s->nodecap, n) != 0)
 		return -1;
-	if (rtprof_pairmap_put(&s->node_idx, value, b, s->nnode - 1) != 0) {
+	if (pmap_put(&s->node_idx, value, b, s->nnode - 1) != 0) {
 		s->nnode--;
 		return -1;
 	}
@@ -152,14 +152,14 @@ int
 rtprof_pprof_agg_add(struct psess *s, uint32_t thread, uint32_t node,
     uint64_t count, uint64_t cpu_ns)
 {
-	int64_t i = rtprof_pairmap_get(&s->agg_idx, thread, node);
+	int64_t i = pmap_get(&s->agg_idx, thread, node);
 	struct pagg a = { .thread = thread, .node = node };
 
 	if (i < 0) {
 		if (PUSH(s->agg, s->nagg, s->aggcap, a) != 0)
 			return -ENOMEM;
 		i = (int64_t)s->nagg - 1;
-		if (rtprof_pairmap_put(&s->agg_idx, thread, node,
+		if (pmap_put(&s->agg_idx, thread, node,
 		    (size_t)i) != 0) {
 			s->nagg--;
 			return -ENOMEM;

@@ -19,9 +19,9 @@
 #include <string.h>
 
 #include "esc.h"
+#include "gecko_maps.h"
 #include "pb.h"
 #include "pprof_int.h"
-#include "strtab.h"
 #include "symbolize.h"
 
 /* profile.proto field numbers. */
@@ -53,9 +53,9 @@ struct rtprof_pprof_writer {
 	void *ctx;
 	struct rtprof_pb out;           /* written, not yet flushed */
 	struct rtprof_pb msg, sub;      /* scratch messages */
-	struct rtprof_strtab str;
+	struct strtab str;
 	size_t nstr_out;                /* strings written */
-	struct rtprof_pairmap fn_idx;   /* (name, system_name|file) -> id-1 */
+	struct pmap fn_idx;   /* (name, system_name|file) -> id-1 */
 	uint64_t nfn, nloc, nmap;
 	bool started;
 	int64_t top_wall_ns;            /* the first session's start */
@@ -73,7 +73,7 @@ struct wsess {
 	struct rtprof_symbolizer *sym;
 	uint64_t *node_loc;             /* node -> location id, 0: not yet */
 	uint64_t *mod_map;              /* module -> mapping id, 0: not yet */
-	struct rtprof_pairmap loc_idx;  /* (address, function|mapping) */
+	struct pmap loc_idx;  /* (address, function|mapping) */
 	uint64_t *stack;                /* a sample's locations, leaf first */
 	size_t stackcap;
 	int64_t k_thread, k_tid, k_process, k_pid, v_process;
@@ -115,7 +115,7 @@ emit(struct rtprof_pprof_writer *w, unsigned field)
 static int64_t
 str_n(struct rtprof_pprof_writer *w, const char *s, size_t n)
 {
-	int64_t i = rtprof_strtab_intern(&w->str, s, n);
+	int64_t i = strtab_intern(&w->str, s, n);
 
 	if (i < 0) {
 		wfail(w, -ENOMEM);
@@ -170,11 +170,11 @@ function_id(struct rtprof_pprof_writer *w, const char *name, const char *sys,
 {
 	int64_t n = str_of(w, name), y = str_of(w, sys), f = str_of(w, file);
 	uint64_t b = (uint64_t)y << 32 | (uint64_t)f;
-	int64_t i = rtprof_pairmap_get(&w->fn_idx, (uint64_t)n, b);
+	int64_t i = pmap_get(&w->fn_idx, (uint64_t)n, b);
 
 	if (i >= 0)
 		return (uint64_t)i + 1;
-	if (rtprof_pairmap_put(&w->fn_idx, (uint64_t)n, b, w->nfn) != 0) {
+	if (pmap_put(&w->fn_idx, (uint64_t)n, b, w->nfn) != 0) {
 		wfail(w, -ENOMEM);
 		return 0;
 	}
@@ -246,11 +246,11 @@ location_id(struct wsess *ws, uint64_t addr, uint64_t fn, int line,
 {
 	struct rtprof_pprof_writer *w = ws->w;
 	uint64_t b = fn << 32 | (map & 0xffffffffu);
-	int64_t i = rtprof_pairmap_get(&ws->loc_idx, addr, b);
+	int64_t i = pmap_get(&ws->loc_idx, addr, b);
 
 	if (i >= 0)
 		return (uint64_t)i;
-	if (rtprof_pairmap_put(&ws->loc_idx, addr, b, w->nloc + 1) != 0) {
+	if (pmap_put(&ws->loc_idx, addr, b, w->nloc + 1) != 0) {
 		wfail(w, -ENOMEM);
 		return 0;
 	}
@@ -418,7 +418,7 @@ write_sample(struct wsess *ws, const struct pagg *a)
 
 	for (uint32_t i1 = a->node + 1; i1 != 0 && w->err == 0;
 	    i1 = ws->s->node[i1 - 1].prefix1) {
-		if (rtprof_grow((void **)&ws->stack, &ws->stackcap, n + 1,
+		if (gecko_grow((void **)&ws->stack, &ws->stackcap, n + 1,
 		    sizeof(*ws->stack)) != 0) {
 			wfail(w, -ENOMEM);
 			return;
@@ -483,7 +483,7 @@ comment(struct rtprof_pprof_writer *w, const char *text)
 {
 	int64_t i = str_of(w, text);
 
-	if (rtprof_grow((void **)&w->comments, &w->commentcap,
+	if (gecko_grow((void **)&w->comments, &w->commentcap,
 	    w->ncomments + 1, sizeof(*w->comments)) != 0) {
 		wfail(w, -ENOMEM);
 		return;
@@ -525,7 +525,7 @@ write_session(struct rtprof_pprof_writer *w, struct psess *s,
 	comment(w, buf);
 	w->nsess++;
 	rtprof_symbolizer_free(ws.sym);
-	rtprof_pairmap_free(&ws.loc_idx);
+	pmap_free(&ws.loc_idx);
 	free(ws.node_loc);
 	free(ws.mod_map);
 	free(ws.stack);
@@ -591,8 +591,8 @@ writer_free(struct rtprof_pprof_writer *w)
 	rtprof_pb_free(&w->out);
 	rtprof_pb_free(&w->msg);
 	rtprof_pb_free(&w->sub);
-	rtprof_strtab_free(&w->str);
-	rtprof_pairmap_free(&w->fn_idx);
+	strtab_free(&w->str);
+	pmap_free(&w->fn_idx);
 	free(w->comments);
 	free(w);
 }
