@@ -21,7 +21,9 @@
  *   names (a SAME repeats its thread's previous SAMPLE, "(unknown stack)"
  *   when that was lost; "(no label)", "(no stack)" as in Gecko). Samples
  *   of one stack, thread and process are one pprof Sample with their sums.
- *   Labels: "thread" (name) and "tid", "process" (name) and "pid".
+ *   Labels: "thread" (name) and "tid", "process" (name) and "pid",
+ *   "host" (the hostname), "session" (2, 3, ... for a later session of
+ *   a pid on that host).
  * - Native frames: a Location per address (a return address is looked up
  *   at address - 1, and that is its address), with the Mapping of the
  *   module (file, build id in hex, start, limit, offset) as the map was at

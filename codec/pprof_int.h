@@ -84,6 +84,7 @@ struct psess {
 	bool have_header;               /* else not written */
 	int64_t pid;
 	char *process;
+	char *host;                     /* HEADER's hostname, "" unknown */
 	double tps;                     /* plausible, else 1e9 */
 	uint64_t start_ticks;
 	int64_t start_mono_ns, start_wall_ns;

@@ -84,6 +84,7 @@ static void
 sess_free(struct psess *s)
 {
 	free(s->process);
+	free(s->host);
 	free(s->sampling);
 	for (size_t i = 0; i < s->nmod; i++)
 		free(s->mod[i].path);
@@ -368,6 +369,7 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	s->have_header = true;
 	s->pid = h->pid;
 	s->process = dup_str(d, h->process);
+	s->host = dup_str(d, h->machine.hostname);
 	s->sampling = dup_str(d, h->sampling.method);
 	s->tps = rate_ok(h->clock.ticks_per_second) ?
 	    h->clock.ticks_per_second : 1e9;

@@ -63,6 +63,9 @@ struct rtprof_pprof_writer {
 	uint64_t nsamples, nsess;
 	int64_t *comments;              /* string indexes */
 	size_t ncomments, commentcap;
+	struct pmap pid_idx;            /* (host, pid) -> pid_seen[] */
+	int64_t *pid_seen;              /* sessions of it so far */
+	size_t npid, pid_cap;
 };
 
 /* Per session while it is written. */
@@ -77,6 +80,8 @@ struct wsess {
 	uint64_t *stack;                /* a sample's locations, leaf first */
 	size_t stackcap;
 	int64_t k_thread, k_tid, k_process, k_pid, v_process;
+	int64_t k_host, v_host;         /* v_host 0: no hostname */
+	int64_t k_session, session;     /* session 0: the pid's first */
 };
 
 static int
@@ -433,6 +438,10 @@ write_sample(struct wsess *ws, const struct pagg *a)
 	label(w, ws->k_tid, 0, t->tid, true);
 	label(w, ws->k_process, ws->v_process, 0, false);
 	label(w, ws->k_pid, 0, ws->s->pid, true);
+	if (ws->v_host != 0)
+		label(w, ws->k_host, ws->v_host, 0, false);
+	if (ws->session != 0)
+		label(w, ws->k_session, 0, ws->session, true);
 	emit(w, PROFILE_SAMPLE);
 	w->nsamples += a->count;
 }
@@ -491,6 +500,30 @@ comment(struct rtprof_pprof_writer *w, const char *text)
 	w->comments[w->ncomments++] = i;
 }
 
+/*
+ * The how-manieth session of pid @pid on host @host this is: 0 for the
+ * first, then 2, 3, ... (a program that recorded twice, or boards of a
+ * fleet that agree on a hostname): a label tells them apart, as the Gecko
+ * profile's "NAME (session N)".
+ */
+static int64_t
+session_of(struct rtprof_pprof_writer *w, int64_t host, int64_t pid)
+{
+	int64_t i = pmap_get(&w->pid_idx, (uint64_t)host, (uint64_t)pid);
+
+	if (i >= 0)
+		return ++w->pid_seen[i];
+	if (gecko_grow((void **)&w->pid_seen, &w->pid_cap, w->npid + 1,
+	    sizeof(*w->pid_seen)) != 0 ||
+	    pmap_put(&w->pid_idx, (uint64_t)host, (uint64_t)pid,
+	    w->npid) != 0) {
+		wfail(w, -ENOMEM);
+		return 0;
+	}
+	w->pid_seen[w->npid++] = 1;
+	return 0;
+}
+
 static int
 write_session(struct rtprof_pprof_writer *w, struct psess *s,
     const struct rtprof_gecko_symbols *so)
@@ -514,6 +547,10 @@ write_session(struct rtprof_pprof_writer *w, struct psess *s,
 	ws.k_process = str_of(w, "process");
 	ws.k_pid = str_of(w, "pid");
 	ws.v_process = str_of(w, s->process);
+	ws.k_host = str_of(w, "host");
+	ws.v_host = str_of(w, s->host);
+	ws.k_session = str_of(w, "session");
+	ws.session = session_of(w, ws.v_host, s->pid);
 	for (size_t i = 0; i < s->nagg && w->err == 0; i++)
 		if (thread_kept(w, &s->th[s->agg[i].thread]))
 			write_sample(&ws, &s->agg[i]);
@@ -594,6 +631,8 @@ writer_free(struct rtprof_pprof_writer *w)
 	strtab_free(&w->str);
 	pmap_free(&w->fn_idx);
 	free(w->comments);
+	pmap_free(&w->pid_idx);
+	free(w->pid_seen);
 	free(w);
 }
 

@@ -20,8 +20,9 @@ each pprof profile:
   (a native frame "name (in lib)" is pprof's function name with its
   mapping's file name; a label or "(no stack)" is the function alone),
   with the same count and the same CPU time (sum of threadCPUDelta) per
-  (pid, tid, stack); the labels name the thread and process as the
-  dump does; every mapping has a file and a build id;
+  (pid, tid, stack); the labels name the thread, process and host as
+  the dump does, and the same dump given twice has a second session of
+  its pid, labelled session 2; every mapping has a file and a build id;
 - -top (by samples): every function's flat and cum counts equal those
   computed from the Gecko profile (leaf frames; stacks holding it);
 - --from/--to and --thread keep the same samples in both formats.
@@ -179,8 +180,10 @@ def pprof_samples(path):
             if mid in maps and not re.fullmatch(r"0x[0-9a-f]+", fn):
                 fn += f" (in {os.path.basename(maps[mid][0])})"
             stack.append(fn)
-        for k in ("pid", "tid", "thread", "process"):
+        for k in ("pid", "tid", "thread", "process", "host"):
             check(k in lab, f"a sample without the label {k}: {lab}")
+        check(HOST[0] is None or lab["host"] == HOST[0], f"host label {lab}")
+        SESSIONS.add(int(lab.get("session", 1)))
         key = (int(lab["pid"]), int(lab["tid"]), tuple(stack))
         out[key][0] += n
         out[key][1] += cpu
@@ -189,6 +192,8 @@ def pprof_samples(path):
     return out, names
 
 
+SESSIONS = set()       # "session" labels seen (1: none)
+HOST = [os.uname().nodename]    # the host label wanted (None: any)
 TOP = re.compile(r"^\s*(\d+)\s+\S+%\s+\S+%\s+(\d+)\s+\S+%\s+(.*)$")
 
 
@@ -255,6 +260,10 @@ def demo():
     mid = compare([dump], "demo-window", "--from", "300", "--to", "700")[0]
     n = sum(v[0] for v in mid.values())
     check(0 < n < sum(v[0] for v in g.values()), f"window: {n} samples")
+    # The same dump twice: a second session of the pid, labelled so.
+    SESSIONS.clear()
+    compare([dump, dump], "demo-twice")
+    check(SESSIONS == {1, 2}, f"twice: session labels {SESSIONS}")
     w = compare([dump], "demo-worker", "--thread", "worker")[1]
     check({t for _, t in w.values()} == {"worker", "main"},
           f"--thread worker: {w} (the main thread is always kept)")
@@ -273,6 +282,7 @@ def generated():
     """gecko_samples_gen's dumps: every kind of frame and sample."""
     d = os.path.join(DIR, "gen")
     os.makedirs(d)
+    HOST[0] = None          # made-up hostnames
     run([GEN, d])
     g, _ = compare([os.path.join(d, "samples.rtprof")], "samples")
     frames = {f for k in g for f in k[2]}
@@ -284,6 +294,7 @@ def generated():
                   for f in s) for _, _, s in g),
           "samples: no stack of native and label frames together")
     compare([os.path.join(d, "real.rtprof")], "real")
+    HOST[0] = os.uname().nodename
 
 
 def tree():

@@ -45,7 +45,7 @@ usage(FILE *f)
 	    "                    pprof: a gzipped profile.proto for go tool\n"
 	    "                    pprof, Pyroscope, Parca, speedscope (samples\n"
 	    "                    and CPU time per stack, labels thread, tid,\n"
-	    "                    process, pid; see docs/pprof.md); with\n"
+	    "                    process, pid, host; see docs/pprof.md); with\n"
 	    "                    --no-symbols pprof symbolizes the addresses\n"
 	    "                    itself\n");
 	fputs(tool_convert_help, f);
