@@ -43,7 +43,7 @@
  *   (but the main thread's, as in the Gecko profile).
  *
  * Memory: per session, the distinct stacks and one record per distinct
- * (thread, stack); with a time window also 32 bytes per sample until the
+ * (thread, stack); with a time window also 24 bytes per sample until the
  * session is written (the window is known in ms only once the session's
  * trailer is read). Functions and strings are kept for the whole profile.
  *

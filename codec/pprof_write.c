@@ -116,12 +116,51 @@ emit(struct rtprof_pprof_writer *w, unsigned field)
 	flush(w, false);
 }
 
+/*
+ * @s[0..@n) with every invalid UTF-8 sequence as U+FFFD, as the Gecko
+ * profile's JSON has it (protobuf strings are UTF-8).
+ * Return: 0 when @s is valid as it is; 1 with *@out a malloc'ed copy of
+ * *@len bytes; -ENOMEM.
+ */
+static int
+utf8_fixed(const char *s, size_t n, char **out, size_t *len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, k, o = 0;
+	char *d;
+
+	while (i < n && (k = rtprof_utf8_seq(p + i, n - i)) != 0)
+		i += k;
+	if (i == n)
+		return 0;
+	if ((d = malloc(n * 3 + 1)) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i += k != 0 ? k : 1) {
+		k = rtprof_utf8_seq(p + i, n - i);
+		memcpy(d + o, k != 0 ? s + i : "\xef\xbf\xbd", k != 0 ? k : 3);
+		o += k != 0 ? k : 3;
+	}
+	*out = d;
+	*len = o;
+	return 1;
+}
+
 /* The string table index of @s[0..@n), written if new. */
 static int64_t
 str_n(struct rtprof_pprof_writer *w, const char *s, size_t n)
 {
-	int64_t i = strtab_intern(&w->str, s, n);
+	char *fixed = NULL;
+	size_t flen = 0;
+	int f = utf8_fixed(s, n, &fixed, &flen);
+	int64_t i;
 
+	if (f < 0) {
+		wfail(w, -ENOMEM);
+		return 0;
+	}
+	i = f != 0 ? strtab_intern(&w->str, fixed, flen) :
+	    strtab_intern(&w->str, s, n);
+	free(fixed);
 	if (i < 0) {
 		wfail(w, -ENOMEM);
 		return 0;
@@ -168,12 +207,13 @@ start(struct rtprof_pprof_writer *w, const struct psess *s)
 /* ------------------------------------------------------------------ */
 /* Functions, mappings, locations                                       */
 
-/* The id of the function (@name, @sys, @file), written if new. */
+/* The id of the function (@name[0..@len), @sys, @file), written if new. */
 static uint64_t
-function_id(struct rtprof_pprof_writer *w, const char *name, const char *sys,
-    const char *file)
+function_id_n(struct rtprof_pprof_writer *w, const char *name, size_t len,
+    const char *sys, const char *file)
 {
-	int64_t n = str_of(w, name), y = str_of(w, sys), f = str_of(w, file);
+	int64_t n = str_n(w, name, len), y = str_of(w, sys),
+	    f = str_of(w, file);
 	uint64_t b = (uint64_t)y << 32 | (uint64_t)f;
 	int64_t i = pmap_get(&w->fn_idx, (uint64_t)n, b);
 
@@ -189,6 +229,13 @@ function_id(struct rtprof_pprof_writer *w, const char *name, const char *sys,
 	rtprof_pb_uint_opt(&w->msg, FUNCTION_FILENAME, (uint64_t)f);
 	emit(w, PROFILE_FUNCTION);
 	return w->nfn;
+}
+
+static uint64_t
+function_id(struct rtprof_pprof_writer *w, const char *name, const char *sys,
+    const char *file)
+{
+	return function_id_n(w, name, strlen(name), sys, file);
 }
 
 /* The mapping id of module @m of the session (-1: none, 0), written at
@@ -366,9 +413,8 @@ named_loc(struct wsess *ws, const struct pnode *n)
 		    n->value);
 		len = strlen(buf);
 	}
-	/* A label's text may hold a NUL: the function is named up to it. */
-	(void)len;
-	return location_id(ws, 0, function_id(ws->w, name, "", ""), 0, 0);
+	return location_id(ws, 0, function_id_n(ws->w, name, len, "", ""), 0,
+	    0);
 }
 
 /* Node @i's location id (nodes are made parents first, any order works). */

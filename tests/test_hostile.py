@@ -36,6 +36,9 @@ dumps and streams made to hurt them (tests/hostile_gen.c).
    shown. In an
    ASan build (whose shadow memory needs terabytes of address space) only
    the CPU time is limited, to 60 s.
+8. Names that are not UTF-8 (a process, a thread, a label): the Gecko
+   profile writes each bad sequence as U+FFFD, and the pprof profile
+   (its strings read by `go tool pprof -raw`) holds the same names.
 7. The pprof writer (msgpack2gecko --format pprof, issue 19) on the
    dumps of 1, 2, 3, 5 and 6, with and without --no-symbols and a time
    window: the same exit status as the Gecko conversion (no sanitizer
@@ -393,6 +396,31 @@ def rejected_profiles():
           "gecko_check.py")
 
 
+def not_utf8():
+    dump = os.path.join(DIR, "utf8.rtprof")
+    gen("utf8", dump)
+    prof = os.path.join(DIR, "utf8.json")
+    run([M2G, "--quiet", dump, "-o", prof], want=(0,))
+    with open(prof, encoding="utf-8") as f:
+        p = json.load(f)
+    fix = "\ufffda\ufffdb\ufffd\ufffdc\ufffd\ufffd\ufffdd\ufffd\ufffd"
+    want = {"proc" + fix, "worker" + fix, "label" + fix}
+    th = [t for t in p["threads"] if t["name"] == "worker" + fix]
+    check(th and th[0]["processName"] == "proc" + fix and
+          "label" + fix in th[0]["stringTable"],
+          f"utf8: the Gecko profile's names: {p['threads']!r:.2000}")
+    pprof_too(dump, (0,))
+    if GO is None:
+        return
+    env = dict(os.environ, HOME=DIR, PPROF_TMPDIR=DIR)
+    r = subprocess.run([GO, "tool", "pprof", "-symbolize=none", "-raw",
+                        dump + ".pb.gz"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=env, timeout=TIME_LIMIT)
+    raw = r.stdout.decode("utf-8")      # strict: the profile is UTF-8
+    check(all(w in raw for w in want), f"utf8: pprof -raw: {raw[:2000]}")
+    print("test_hostile: names not UTF-8: U+FFFD in both profiles")
+
+
 def main():
     shutil.rmtree(DIR, ignore_errors=True)
     os.makedirs(DIR)
@@ -403,6 +431,7 @@ def main():
     many_sessions()
     growth()
     rejected_profiles()
+    not_utf8()
     print("test_hostile: ok")
 
 

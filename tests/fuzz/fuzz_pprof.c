@@ -10,7 +10,8 @@
  * What a successful writer produced is checked, and a failure aborts:
  * the protobuf wire format (varint and length-delimited fields only, no
  * length past its message, every message field of profile.proto parsed
- * as a message down to Label and Line), string_table[0] = "", and every
+ * as a message down to Label and Line), every string valid UTF-8,
+ * string_table[0] = "", and every
  * string index (names, labels, files, build ids, value types, comments)
  * and every id a sample, location or line refers to exists.
  */
@@ -25,6 +26,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "esc.h"
 #include "pprof.h"
 
 #define OUT_MAX (64u << 20)
@@ -249,6 +251,14 @@ check_profile(const struct out *o)
 				bad("a string not length-delimited");
 			if (s.nstr++ == 0)
 				s.first_str_len = (uint64_t)(sub.end - sub.p);
+			for (const unsigned char *c = sub.p; c < sub.end;) {
+				size_t k = rtprof_utf8_seq(c,
+				    (size_t)(sub.end - c));
+
+				if (k == 0)
+					bad("a string not UTF-8");
+				c += k;
+			}
 			break;
 		case 13:
 			use_str(&s, v);
