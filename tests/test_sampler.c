@@ -524,12 +524,19 @@ frame_name(const struct smp *s, unsigned i)
 	return sym.name;
 }
 
+/* The frame named @name, or a compiler's clone of it (-O3 makes
+ * chain_a.constprop.0 and calls that), innermost first. */
 static int
 find(const struct smp *s, const char *name)
 {
-	for (unsigned i = 0; i < s->n; i++)
-		if (strcmp(frame_name(s, i), name) == 0)
+	size_t n = strlen(name);
+
+	for (unsigned i = 0; i < s->n; i++) {
+		const char *f = frame_name(s, i);
+
+		if (strncmp(f, name, n) == 0 && (f[n] == '\0' || f[n] == '.'))
 			return (int)i;
+	}
 	return -1;
 }
 
