@@ -1679,7 +1679,7 @@ static int
 read_profile(struct sum *s, const char *path)
 {
 	struct pctx pc;
-	uint64_t bad;
+	uint64_t bad = 0;
 	int rc;
 
 	memset(&pc, 0, sizeof(pc));
