@@ -116,5 +116,8 @@ enum rtprof_rec_kind {
 	X(7, "User", "blue")                                                   \
 	X(8, "Profiler", "purple")
 #define RTPROF_WIRE_NCATEGORIES 9
+#define RTPROF_WIRE_CAT_USER 7  /* frame marks are shown in it */
+/* Longest copied string in a record (str8). */
+#define RTPROF_WIRE_MAX_STR 255
 
 #endif /* RTPROF_WIRE_H */
