@@ -38,6 +38,7 @@ enum {
 	U_FLOW,         /* U64 */
 	U_FLOW_END,     /* U64 */
 	U_UNFINISHED,   /* U64 1: the zone never ended */
+	U_COLOR,        /* U64 1..RTPROF_WIRE_COLORS */
 	U_NSLOTS
 };
 
@@ -98,7 +99,8 @@ static int
 zone_arg(struct gsess *g, struct gthread *th, const struct rtprof_rec_view *r)
 {
 	ssize_t i = zone_find(th, r->zone);
-	static const uint8_t slot[] = { 0, U_VALUE, U_TEXT, U_FLOW, U_FLOW_END };
+	static const uint8_t slot[] = { 0, U_VALUE, U_TEXT, U_FLOW, U_FLOW_END,
+	    U_COLOR };
 	struct rtprof_val *v;
 
 	if (i < 0) {
@@ -302,7 +304,7 @@ dur_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The median frame duration of set @i (ticks); 0: unknown. */
+/* The (lower) median frame duration of set @i (ticks); 0: unknown. */
 static uint64_t
 fset_median(struct gsess *g, uint64_t i)
 {
@@ -315,7 +317,7 @@ fset_median(struct gsess *g, uint64_t i)
 		qsort(s->dur, s->ndur, sizeof(*s->dur), dur_cmp);
 		s->sorted = true;
 	}
-	return s->dur[s->ndur / 2];
+	return s->dur[(s->ndur - 1) / 2];       /* the lower median */
 }
 
 /* Is the frame @m slow: over its budget, or 1.5 times its set's median? */
@@ -369,6 +371,7 @@ static void
 slots_data(struct gsess *g, struct json *j, struct tout *to,
     const struct gmark *m)
 {
+	static const char *const colors[] = { RTPROF_WIRE_COLOR_NAMES };
 	const struct rtprof_val *v = m->vals;
 	const char *color = graph_color(g, cat_index(g, m->category));
 
@@ -392,6 +395,9 @@ slots_data(struct gsess *g, struct json *j, struct tout *to,
 		json_key(j, "unfinished");
 		json_str(j, "unfinished: no end recorded");
 	}
+	if (v[U_COLOR].kind == RTPROF_VAL_U64 && v[U_COLOR].v.u >= 1 &&
+	    v[U_COLOR].v.u <= RTPROF_WIRE_COLORS)
+		color = colors[v[U_COLOR].v.u - 1];
 	if (color != NULL) {
 		json_key(j, "color");
 		json_str(j, color);

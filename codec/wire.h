@@ -70,7 +70,12 @@ enum rtprof_rec_kind {
 #define RTPROF_ZONE_ARG_TEXT 2     /* str8 */
 #define RTPROF_ZONE_ARG_FLOW 3     /* uint64 flow id */
 #define RTPROF_ZONE_ARG_FLOW_END 4 /* uint64 flow id, the flow's last step */
-#define RTPROF_ZONE_ARG_MAX 4
+#define RTPROF_ZONE_ARG_COLOR 5    /* uint64 colour, 1..RTPROF_WIRE_COLORS */
+#define RTPROF_ZONE_ARG_MAX 5
+/* Zone colours, by ZONE_ARG_COLOR value - 1 (enum rtprof_color). */
+#define RTPROF_WIRE_COLOR_NAMES "blue", "green", "grey", "ink", "magenta", \
+	"orange", "purple", "red", "teal", "yellow"
+#define RTPROF_WIRE_COLORS 10
 
 /* Most categories (built-in and declared); ids are below it. */
 #define RTPROF_WIRE_MAX_CATEGORIES 64

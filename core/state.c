@@ -45,6 +45,8 @@ _Static_assert(RTPROF__ZONE_VALUE == RTPROF_ZONE_ARG_VALUE, "wire");
 _Static_assert(RTPROF__ZONE_TEXT == RTPROF_ZONE_ARG_TEXT, "wire");
 _Static_assert(RTPROF__ZONE_FLOW == RTPROF_ZONE_ARG_FLOW, "wire");
 _Static_assert(RTPROF__ZONE_FLOW_END == RTPROF_ZONE_ARG_FLOW_END, "wire");
+_Static_assert(RTPROF__ZONE_COLOR == RTPROF_ZONE_ARG_COLOR, "wire");
+_Static_assert(RTPROF_COLOR_YELLOW == RTPROF_WIRE_COLORS, "wire");
 _Static_assert(RTPROF_MAX_CATEGORIES == RTPROF_WIRE_MAX_CATEGORIES, "wire");
 _Static_assert(RTPROF_CAT_USER == RTPROF_WIRE_CAT_USER, "wire");
 _Static_assert(RTPROF_MAX_TEXT <= RTPROF_WIRE_MAX_STR, "wire");

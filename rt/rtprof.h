@@ -962,7 +962,7 @@ RTPROF__NOP const char *rtprof_strerror(int e) { (void)e; return "rtprof disable
  *    same thread: rtprof_zone_begin() returns a handle that
  *    rtprof_zone_end() takes, so ends pair with their begins by handle,
  *    never by name (zones may nest, overlap, or share a name). A number,
- *    a short text and flow ids can be attached while it is open. C++:
+ *    a short text, flow ids and a colour can be attached while it is open. C++:
  *    rtprof::Zone / RTPROF_ZONE(name); C: RTPROF_ZONE_SCOPE(var, ...).
  *  - A text marker carries a short text copied into the record (a file
  *    name, a plugin name), without declaring a marker type first.
@@ -983,6 +983,23 @@ extern "C" {
 #define RTPROF_MAX_TEXT RTPROF_MAX_STRING
 /* Most categories, the 9 built-in ones included. */
 #define RTPROF_MAX_CATEGORIES 64
+
+/*
+ * Marker-chart colours of a zone (rtprof_zone_color): the Firefox
+ * Profiler's graph colours. Without one a zone takes its category's.
+ */
+enum rtprof_color {
+	RTPROF_COLOR_BLUE = 1,
+	RTPROF_COLOR_GREEN = 2,
+	RTPROF_COLOR_GREY = 3,
+	RTPROF_COLOR_INK = 4,
+	RTPROF_COLOR_MAGENTA = 5,
+	RTPROF_COLOR_ORANGE = 6,
+	RTPROF_COLOR_PURPLE = 7,
+	RTPROF_COLOR_RED = 8,
+	RTPROF_COLOR_TEAL = 9,
+	RTPROF_COLOR_YELLOW = 10
+};
 
 /*
  * A zone being recorded (rtprof_zone_begin). Copy it freely; t is the
@@ -1007,6 +1024,7 @@ typedef struct rtprof_zone {
 #define RTPROF__ZONE_TEXT 2
 #define RTPROF__ZONE_FLOW 3
 #define RTPROF__ZONE_FLOW_END 4
+#define RTPROF__ZONE_COLOR 5
 
 /*
  * Bytes of @s before its NUL, at most @max. memchr stops at the first
@@ -1180,6 +1198,20 @@ rtprof_zone_flow_end(rtprof_zone z, uint64_t flow)
 
 	if (p != NULL)
 		rtprof__close(rtprof__put_u64(p, 0xcf, flow));
+}
+
+/*
+ * rtprof_zone_color - draw the open zone @z in @color in the marker
+ * chart, whatever its category's colour (like Tracy's ZoneScopedC).
+ * Context: owner thread of @z, while @z is open; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof_zone_color(rtprof_zone z, enum rtprof_color color)
+{
+	unsigned char *p = rtprof__zone_arg(z, RTPROF__ZONE_COLOR, 9);
+
+	if (p != NULL)
+		rtprof__close(rtprof__put_u64(p, 0xcf, (uint64_t)color));
 }
 
 RTPROF_INLINE void
@@ -1371,6 +1403,7 @@ RTPROF__NOP void rtprof_zone_text(rtprof_zone z, const char *s) { (void)z; (void
 RTPROF__NOP void rtprof_zone_text_n(rtprof_zone z, const char *s, size_t n) { (void)z; (void)s; (void)n; }
 RTPROF__NOP void rtprof_zone_flow(rtprof_zone z, uint64_t f) { (void)z; (void)f; }
 RTPROF__NOP void rtprof_zone_flow_end(rtprof_zone z, uint64_t f) { (void)z; (void)f; }
+RTPROF__NOP void rtprof_zone_color(rtprof_zone z, enum rtprof_color c) { (void)z; (void)c; }
 #define RTPROF_ZONE_SCOPE(var, name, cat) \
 	rtprof_zone var __attribute__((unused)) = rtprof_zone_begin((name), (cat))
 RTPROF__NOP void rtprof_text(const char *n, unsigned c, const char *s) { (void)n; (void)c; (void)s; }
@@ -1423,6 +1456,7 @@ public:
 	{
 		rtprof_zone_flow_end(z_, id);
 	}
+	void color(rtprof_color c) const noexcept { rtprof_zone_color(z_, c); }
 	rtprof_zone handle() const noexcept { return z_; }
 
 private:

@@ -585,6 +585,7 @@ rt_zones(uint64_t i)
 		REC(RTPROF_REC_ZONE_ARG, rtprof_zone_text(z, text));
 		REC(RTPROF_REC_ZONE_ARG, rtprof_zone_flow(z, i));
 		REC(RTPROF_REC_ZONE_ARG, rtprof_zone_flow_end(z, i));
+		REC(RTPROF_REC_ZONE_ARG, rtprof_zone_color(z, RTPROF_COLOR_TEAL));
 		REC(RTPROF_REC_ZONE_END, rtprof_zone_end(z));
 	}
 	REC(RTPROF_REC_TEXT, rtprof_text("rt.text", RTPROF_CAT_IO, text));
@@ -1055,7 +1056,9 @@ check_contents(const struct dm_session *s, const struct dm_thread *th)
 	uint64_t ov_loads = 0, ov_jitters = 0, ov_steps = 0;
 	int64_t ov_last_total = 0;
 	const double ov_budget = 1.0 * 1000.0 / 1000000.0;
-	uint64_t zone_open = 0;         /* the zone begun last, until its end */
+	/* The zone begun last, until its end (which may have been dropped:
+	 * the next begin replaces it). */
+	uint64_t zone_open = 0;
 
 	for (size_t i = 0; i < th->nrecs; i++) {
 		const struct dm_rec *r = &th->recs[i];
@@ -1204,7 +1207,6 @@ check_contents(const struct dm_session *s, const struct dm_thread *th)
 			break;
 		}
 	}
-	RTPROF_CHECK_EQ(zone_open, 0);
 	RTPROF_CHECK_EQ(typed_all_n, shm->typed_all_recorded);
 	RTPROF_CHECK_EQ(typed_big_n, shm->typed_big_recorded);
 	for (int p = 0; p < 4; p++) {

@@ -84,7 +84,7 @@ def check_zones(ms, names):
     check(a["start"] < b["start"] < a["end"] < b["end"],
           f"step zones {a['start']}..{a['end']} and {b['start']}..{b['end']}: "
           "ends not paired with their own begins")
-    check_zone(one(ms, "gain"), "Audio", names, number=0.25)
+    check_zone(one(ms, "gain"), "Audio", names, number=0.25, color="red")
     check_zone(one(ms, "c scope"), "Compute", names, text="z" * 255)
     never = one(ms, "never ends")
     d = never["data"]

@@ -13,7 +13,7 @@
 //    and a zone named after its function, "named_function";
 //  - two overlapping zones both named "step" (Disk): the first begun ends
 //    first, so only pairing by handle gets both right;
-//  - zone "gain" (Audio) with the value 0.25, a C scope zone "c scope"
+//  - zone "gain" (Audio) with the value 0.25, drawn red, a C scope zone "c scope"
 //    (Compute) with a 300-byte text (kept: 255 bytes);
 //  - text instants "open" (Disk) "/tmp/a file.wav" and "long" (300 'y'),
 //    a text interval "load" (Disk) "plugin.so";
@@ -114,6 +114,7 @@ zones()
 	{
 		rtprof::Zone z("gain", RTPROF_CAT_AUDIO);
 		z.value(0.25);
+		z.color(RTPROF_COLOR_RED);      // over Audio's orange
 	}
 	std::memset(buf, 'z', 300);
 	buf[300] = '\0';

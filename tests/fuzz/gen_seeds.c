@@ -593,6 +593,11 @@ general_user(msgpack_packer *pk, msgpack_sbuffer *sb)
 	msgpack_pack_uint64(pk, 300);
 	msgpack_pack_uint64(pk, 1);
 	msgpack_pack_int64(pk, -7);
+	msgpack_pack_array(pk, 4);      /* a colour */
+	msgpack_pack_uint64(pk, 15);
+	msgpack_pack_uint64(pk, 300);
+	msgpack_pack_uint64(pk, 5);
+	msgpack_pack_uint64(pk, 8);
 	/* 14: ZONE_END [14, t, zone] */
 	msgpack_pack_array(pk, 3);
 	msgpack_pack_uint64(pk, 14);
@@ -632,7 +637,7 @@ general(const char *dir)
 	msgpack_packer pk;
 	struct seg_buf seg = { 0 }, back = { 0 };
 	struct rtprof_dump_stats st;
-	const unsigned nrec = 19;
+	const unsigned nrec = 20;
 	int rc = 0;
 
 	msgpack_sbuffer_init(&sb);
