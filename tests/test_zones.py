@@ -208,6 +208,10 @@ def main():
                 else int(main_th["pid"]))
     check_frames(ms, "audio block", 2.0, (5, 10))
     check_frames(ms, "video", None, (7,))
+    log = profile["profileGatheringLog"]
+    check(log.get("zoneRecordsWithoutBegin") == 1,
+          f"zone records without begin: {log.get('zoneRecordsWithoutBegin')}, want 1 "
+          "(zones_rec ends a zone nobody began)")
     print("test_zones: ok")
     return 0
 

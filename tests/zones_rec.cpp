@@ -23,7 +23,8 @@
 //  - frame set "audio block" (budget 2 ms): 13 marks, frames 5 and 10
 //    take 5 ms; frame set "video" (no budget): 11 marks, frame 7 takes
 //    20 ms, the others 1 ms;
-//  - zone "never ends" (DSP), begun and never ended.
+//  - zone "never ends" (DSP), begun and never ended; then an end of a
+//    zone that never began (handle 12345).
 // Worker thread "worker": the "job" zones and "job done" marks.
 #include <cerrno>
 #include <cstdio>
@@ -199,6 +200,13 @@ main(int argc, char **argv)
 	flows();
 	frames();
 	(void)rtprof_zone_begin("never ends", (unsigned)dsp);
+	{
+		// A handle no begin of this thread made (as after a dropped
+		// begin, the end still recorded): ignored, and counted.
+		rtprof_zone stray = { 12345 };
+
+		rtprof_zone_end(stray);
+	}
 	close(to_worker[1]);
 	RTPROF_CHECK_EQ(pthread_join(w, nullptr), 0);
 	RTPROF_CHECK_EQ(rtprof_session_stop(), 0);
