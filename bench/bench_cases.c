@@ -39,3 +39,13 @@ BENCH_DEFINE(BENCH_V(bench_loop_counter), BENCH_V(bench_lat_counter),
 BENCH_DEFINE(BENCH_V(bench_loop_audio), BENCH_V(bench_lat_audio),
     rtprof_audio_begin(c->audio, 128, 48000);
     rtprof_audio_end(c->audio))
+
+BENCH_DEFINE(BENCH_V(bench_loop_zone), BENCH_V(bench_lat_zone),
+    rtprof_zone z = rtprof_zone_begin("bench.zone", RTPROF_CAT_USER);
+    rtprof_zone_end(z))
+
+BENCH_DEFINE(BENCH_V(bench_loop_text), BENCH_V(bench_lat_text),
+    rtprof_text("bench.text", RTPROF_CAT_USER, bench_text()))
+
+BENCH_DEFINE(BENCH_V(bench_loop_frame), BENCH_V(bench_lat_frame),
+    rtprof_frame_mark_budget("bench.frame", 2666667))

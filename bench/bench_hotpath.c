@@ -446,6 +446,8 @@ compute_targets(struct bench_target *t)
 	const struct bench_case *iv = case_find("interval");
 	const struct bench_case *m2 = case_find("mutex_2t");
 	const struct bench_case *au = case_find("audio");
+	const struct bench_case *zc = case_find("zone_cxx");
+	const struct bench_case *tx = case_find("text");
 	unsigned n = 0;
 
 	t[n++] = (struct bench_target){ "mark_le_1.5x_floor_shlib",
@@ -460,6 +462,14 @@ compute_targets(struct bench_target *t)
 	t[n++] = (struct bench_target){ "interval_3x_faster_than_mutex_2t",
 		"begin + end <= (2 records x mutex_2t per record) / 3",
 		iv->median_ns, 2 * m2->median_ns / 3, iv->done && m2->done };
+	/* Issue 19: a zone costs what an interval does, a text marker
+	 * (19-byte copy) what an instant marker does, give or take. */
+	t[n++] = (struct bench_target){ "zone_cxx_le_1.25x_interval",
+		"median ns of an rtprof::Zone <= 1.25 x rtprof_begin + rtprof_end",
+		zc->median_ns, 1.25 * iv->median_ns, zc->done && iv->done };
+	t[n++] = (struct bench_target){ "text_le_1.5x_mark",
+		"median ns of rtprof_text (19 B) <= 1.5 x rtprof_mark",
+		tx->median_ns, 1.5 * mk->median_ns, tx->done && mk->done };
 	t[n++] = (struct bench_target){ "mark_p9999_le_100ns",
 		"p99.99 latency of rtprof_mark <= 100 ns",
 		mk->lat_ns[3], 100, mk->lat_done };

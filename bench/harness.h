@@ -30,6 +30,18 @@
 
 #define BENCH_LOOP __attribute__((noinline, used))
 #define BENCH_BARRIER() __asm__ __volatile__("" : : : "memory")
+/* A dynamic text (a file name) the compiler cannot see: no constant
+ * folding of its length or copy. */
+#define BENCH_TEXT "bench-file-0001.wav"       /* 19 bytes */
+static inline const char *
+bench_text(void)
+{
+	static char buf[32] = BENCH_TEXT;
+	const char *p = buf;
+
+	__asm__("" : "+r"(p));
+	return p;
+}
 
 /* What a benchmark loop may use; set up once by the driver. */
 struct bench_ctx {
@@ -189,13 +201,24 @@ typedef void bench_lat_fn(const struct bench_ctx *c, uint64_t n,
 	X(marker2, 1, "typed marker: open + 2x put_i64 + close")               \
 	X(label, 0, "rtprof_label_push + rtprof_label_pop")                    \
 	X(counter, 1, "rtprof_counter_add")                                    \
-	X(audio, 3, "rtprof_audio_begin + _end: one traced 128-frame callback")
+	X(audio, 3, "rtprof_audio_begin + _end: one traced 128-frame callback") \
+	X(zone, 2, "rtprof_zone_begin + rtprof_zone_end: one zone (C)")        \
+	X(zone_cxx, 2, "rtprof::Zone in a scope: one zone (C++)")              \
+	X(zone_text_cxx, 3, "rtprof::Zone + .text(19 B): a zone with a text")  \
+	X(text, 1, "rtprof_text: instant marker with a 19-byte text")          \
+	X(frame, 1, "rtprof_frame_mark_budget: one frame mark")
 
+#ifdef __cplusplus
+extern "C" {
+#endif
 #define BENCH_DECLARE_RT(name, recs, desc)                                     \
 	bench_loop_fn bench_loop_##name##_on, bench_loop_##name##_off;         \
 	bench_lat_fn bench_lat_##name##_on, bench_lat_##name##_off;
 BENCH_RT_CASES(BENCH_DECLARE_RT)
 #undef BENCH_DECLARE_RT
+#ifdef __cplusplus
+}
+#endif
 
 /* Is @name one of the comma-separated @only (NULL: everything)? */
 static inline int

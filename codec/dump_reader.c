@@ -466,6 +466,65 @@ cur_frames(struct cur *c, unsigned n, struct rtprof_rec_view *r)
 	return 0;
 }
 
+/* The times and names rec_general() fills in for every kind. */
+struct gen_common {
+	uint64_t t0, t1, name, cat, phase;
+};
+
+/* Zone, text, flow and frame records (kinds 13..18) in any encoding. */
+static int
+general_user(struct cur *c, uint32_t arr, struct rtprof_rec_view *r,
+    struct gen_common *k)
+{
+	uint64_t v;
+
+	switch (r->kind) {
+	case RTPROF_REC_ZONE_BEGIN:
+		return arr != 4 || cur_max(c, UINT64_MAX, &k->t0) ||
+		    cur_strref(c, &k->name) || cur_max(c, 127, &k->cat) ? -1 : 0;
+	case RTPROF_REC_ZONE_END:
+		return arr != 3 || cur_max(c, UINT64_MAX, &k->t0) ||
+		    cur_max(c, UINT64_MAX, &r->zone) ? -1 : 0;
+	case RTPROF_REC_ZONE_ARG:
+		if (arr != 4 || cur_max(c, UINT64_MAX, &r->zone) ||
+		    cur_max(c, RTPROF_ZONE_ARG_MAX, &k->phase) ||
+		    k->phase == 0 || cur_val(c, &r->vals[0]) != 0)
+			return -1;
+		k->t0 = r->zone;
+		r->nvals = 1;
+		if (k->phase == RTPROF_ZONE_ARG_TEXT)
+			return r->vals[0].kind == RTPROF_VAL_STR ? 0 : -1;
+		if (k->phase >= RTPROF_ZONE_ARG_FLOW)
+			return r->vals[0].kind == RTPROF_VAL_U64 ? 0 : -1;
+		return r->vals[0].kind == RTPROF_VAL_STR ||
+		    r->vals[0].kind == RTPROF_VAL_STRREF ? -1 : 0;
+	case RTPROF_REC_TEXT:
+		if (arr != 6 || cur_max(c, UINT64_MAX, &k->t0) ||
+		    cur_max(c, UINT64_MAX, &k->t1) || cur_strref(c, &k->name) ||
+		    cur_max(c, 127, &k->cat) || cur_val(c, &r->vals[0]) != 0 ||
+		    r->vals[0].kind != RTPROF_VAL_STR)
+			return -1;
+		r->nvals = 1;
+		k->phase = k->t1 != 0;
+		return 0;
+	case RTPROF_REC_FLOW:
+		if (arr != 6 || cur_max(c, UINT64_MAX, &k->t0) ||
+		    cur_strref(c, &k->name) || cur_max(c, 127, &k->cat) ||
+		    cur_max(c, UINT64_MAX, &r->flow) || cur_max(c, 1, &v))
+			return -1;
+		r->flags = (uint8_t)v;
+		return 0;
+	case RTPROF_REC_FRAME:
+		if (arr != 4 || cur_max(c, UINT64_MAX, &k->t0) ||
+		    cur_strref(c, &k->name) || cur_max(c, UINT64_MAX, &v))
+			return -1;
+		r->value = (int64_t)v;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 /*
  * rec_general - decode a record in any msgpack encoding into the same view
  * rtprof_rec_next() fills (t1 = t0 where the record has no end time).
@@ -488,6 +547,19 @@ rec_general(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 	r->flags = 0;
 	r->tid = 0;
 	r->cpu_ns = 0;
+	r->zone = 0;
+	r->flow = 0;
+	if (r->kind >= RTPROF_REC_ZONE_BEGIN) {
+		struct gen_common k = { 0, 0, 0, 0, 0 };
+
+		if (general_user(&c, arr, r, &k) != 0)
+			return -1;
+		t0 = k.t0;
+		t1 = k.t1 != 0 ? k.t1 : k.t0;
+		name = k.name;
+		cat = k.cat;
+		phase = k.phase;
+	}
 	switch (r->kind) {
 	case RTPROF_REC_INSTANT:
 	case RTPROF_REC_BEGIN:
@@ -563,8 +635,10 @@ rec_general(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 			if (cur_max(&c, UINT64_MAX, &r->overhead[i]))
 				return -1;
 		break;
-	default:
-		return -1;
+	default:        /* kinds 13..18: general_user() */
+		if (r->kind < RTPROF_REC_ZONE_BEGIN)
+			return -1;
+		break;
 	}
 	r->phase = (uint8_t)phase;
 	r->category = (uint8_t)cat;
@@ -1488,6 +1562,40 @@ frame_data(struct reader *r, const struct rtprof_frame *f,
 	    base + n - first_off, lost, s, first);
 }
 
+/* CATEGORY: {id, name, color}; id and name required. */
+static int
+frame_category(struct dec *d, const msgpack_object *o)
+{
+	const struct rtprof_dump_cb *cb = d->r->cb;
+	struct rtprof_dump_category c;
+	bool has_id = false;
+	const msgpack_object_kv *kv;
+	uint32_t n;
+	bool is_map = obj_map(d, o, &kv, &n);
+
+	memset(&c, 0, sizeof(c));
+	c.name = NULL;
+	c.color = "";
+	for (uint32_t i = 0; i < n; i++) {
+		const msgpack_object *k = &kv[i].key, *v = &kv[i].val;
+
+		if (key_is(k, "id")) {
+			c.id = (uint32_t)obj_max(d, v,
+			    RTPROF_WIRE_MAX_CATEGORIES - 1);
+			has_id = true;
+		} else if (key_is(k, "name")) {
+			c.name = obj_str(d, v, NULL);
+		} else if (key_is(k, "color")) {
+			c.color = obj_str(d, v, NULL);
+		}
+	}
+	if (is_map && (!has_id || c.name == NULL))
+		dec_fail(d, "CATEGORY without id or name");
+	if (d->bad || d->err || cb->on_category == NULL)
+		return 0;
+	return cb->on_category(cb->ctx, &c);
+}
+
 /* Any frame but DATA: one msgpack object, decoded by kind. */
 static int
 frame_object(struct reader *r, const struct rtprof_frame *f,
@@ -1520,6 +1628,7 @@ frame_object(struct reader *r, const struct rtprof_frame *f,
 			rc = frame_modules_changed(&d, &o);
 			break;
 		case RTPROF_FRAME_IMAGE: rc = frame_image(&d, &o); break;
+		case RTPROF_FRAME_CATEGORY: rc = frame_category(&d, &o); break;
 		default: break;
 		}
 	}
@@ -1796,7 +1905,7 @@ rtprof_dump_frame_kind_name(unsigned kind)
 	static const char *const names[] = {
 		NULL, "HEADER", "MODULES", "THREAD", "SCHEMA", "COUNTER",
 		"STRING", "DATA", "PAUSE", "VALUES", "EVENT", "TRAILER",
-		"MODULES_CHANGED", "IMAGE",
+		"MODULES_CHANGED", "IMAGE", "CATEGORY",
 	};
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : NULL;
@@ -1808,7 +1917,8 @@ rtprof_dump_rec_kind_name(unsigned kind)
 	static const char *const names[] = {
 		NULL, "instant", "begin", "end", "interval", "typed",
 		"counter", "sleep", "wake", "sample", "same", "overhead",
-		"backtrace",
+		"backtrace", "zone_begin", "zone_end", "zone_arg", "text",
+		"flow", "frame",
 	};
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : NULL;

@@ -172,6 +172,13 @@ struct rtprof_dump_counter {
 	const char *unit;               /* "" in older dumps */
 };
 
+/* CATEGORY: a category the program declared (rtprof_category_declare). */
+struct rtprof_dump_category {
+	uint32_t id;                    /* below RTPROF_WIRE_MAX_CATEGORIES */
+	const char *name;
+	const char *color;              /* a Gecko category colour name */
+};
+
 /* The 10 integers that open a DATA frame. */
 struct rtprof_dump_data {
 	int64_t tid;
@@ -293,6 +300,7 @@ struct rtprof_dump_cb {
 	int (*on_thread)(void *ctx, const struct rtprof_dump_thread *t);
 	int (*on_schema)(void *ctx, const struct rtprof_dump_schema *s);
 	int (*on_counter)(void *ctx, const struct rtprof_dump_counter *c);
+	int (*on_category)(void *ctx, const struct rtprof_dump_category *c);
 	int (*on_string)(void *ctx, uint64_t ref, const char *text, size_t len);
 	int (*on_data)(void *ctx, const struct rtprof_dump_data *d);
 	/* Record views: see records.h. A record in a general msgpack

@@ -168,6 +168,7 @@ gsess_free(struct gsess *g)
 	free(g->sampling_why);
 	for (uint32_t i = 0; i < g->ncat; i++)
 		free(g->cat[i].name);
+	user_free(g);
 	free(g->cat_out);
 	for (size_t i = 0; i < g->nmod; i++)
 		free(g->mod[i].path);

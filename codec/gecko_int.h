@@ -350,6 +350,11 @@ struct gsess {
 	uint32_t ncat;
 	uint32_t *cat_out;              /* written index of each (out_cat) */
 	uint32_t cat_default, cat_idle, cat_profiler, cat_user;
+	uint16_t ucat[RTPROF_WIRE_MAX_CATEGORIES]; /* CATEGORY id -> index + 1 */
+	/* Zones, text, flows, frames (gecko_user.c). */
+	struct gfset *fset;             /* frame sets */
+	size_t nfset, fsetcap;
+	uint64_t zone_unmatched;        /* zone ends and arguments ignored */
 
 	/* Sampler records. */
 	uint64_t nsamples, nsame, nsame_unknown, ntruncated, nno_native;
@@ -519,6 +524,9 @@ struct tout {
 static inline uint32_t
 cat_index(const struct gsess *g, uint32_t id)
 {
+	if (id >= g->ndump_cat && id < RTPROF_WIRE_MAX_CATEGORIES &&
+	    g->ucat[id] != 0)
+		return g->ucat[id] - 1u;        /* declared (CATEGORY) */
 	return id < g->ndump_cat ? id : g->cat_default;
 }
 
@@ -619,6 +627,20 @@ void marker_unspill(const unsigned char *rec, struct gmark *m,
     struct rtprof_val *vals);
 int pend_flush(struct gsess *g, struct gthread *th);
 struct rtprof_val *vals_copy(struct gsess *g, const struct rtprof_rec_view *r);
+
+int marker_end_open(struct gsess *g, struct gthread *th, size_t i,
+    uint64_t t1);
+
+/* gecko_user.c */
+int user_record(struct gsess *g, struct gthread *th,
+    const struct rtprof_rec_view *r, struct gmark *m);
+void user_open_close(struct gsess *g, const struct gthread *th,
+    struct gmark *m);
+void user_free(struct gsess *g);
+bool user_marker_kind(unsigned kind);
+void user_marker_data(struct gsess *g, struct json *j, struct tout *to,
+    const struct gmark *m);
+void write_user_schemas(struct json *j);
 
 /* gecko_stacks.c */
 int stacks_sample(struct gsess *g, const struct rtprof_rec_view *r);

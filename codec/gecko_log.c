@@ -367,6 +367,11 @@ write_gathering_log(struct gsess *g, struct json *j)
 		json_key(j, "backtracesWithoutMarker");
 		json_u64(j, g->nbt_unmatched);
 	}
+	if (g->zone_unmatched != 0) {
+		/* Zone ends and arguments whose begin was dropped or lost. */
+		json_key(j, "zoneRecordsWithoutBegin");
+		json_u64(j, g->zone_unmatched);
+	}
 	write_notes(g, j);
 	write_sampler_log(g, j);
 	json_obj_end(j);

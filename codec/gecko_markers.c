@@ -188,6 +188,20 @@ marker_finish(struct gsess *g, struct gthread *th, struct gmark *m)
 	return 0;
 }
 
+/* The open begin th->open[@i] ends at @t1: a complete interval. */
+int
+marker_end_open(struct gsess *g, struct gthread *th, size_t i, uint64_t t1)
+{
+	struct gmark b = th->open[i];
+
+	b.phase = 1;
+	b.t1 = t1 >= b.t0 ? t1 : b.t0;
+	memmove(&th->open[i], &th->open[i + 1],
+	    (th->nopen - i - 1) * sizeof(*th->open));
+	th->nopen--;
+	return marker_finish(g, th, &b);
+}
+
 int
 marker_add(struct gsess *g, struct gthread *th, struct gmark *m)
 {
@@ -202,18 +216,11 @@ marker_add(struct gsess *g, struct gthread *th, struct gmark *m)
 		    th->nopen - GECKO_PAIR_SEARCH : 0;
 
 		for (size_t i = th->nopen; i > lim; i--) {
-			struct gmark b = th->open[i - 1];
-
-			if (!pairs_with(&b, m))
+			if (!pairs_with(&th->open[i - 1], m))
 				continue;
-			b.phase = 1;
-			b.t1 = m->t0 >= b.t0 ? m->t0 : b.t0;
-			memmove(&th->open[i - 1], &th->open[i],
-			    (th->nopen - i) * sizeof(*th->open));
-			th->nopen--;
 			free(m->vals);
 			m->vals = NULL;
-			return marker_finish(g, th, &b);
+			return marker_end_open(g, th, i - 1, m->t0);
 		}
 		m->t1 = m->t0;
 	}
@@ -249,8 +256,10 @@ markers_close(struct gsess *g)
 		struct gthread *th = &g->th[i];
 
 		pend_flush(g, th);
-		for (size_t k = 0; k < th->nopen; k++)
+		for (size_t k = 0; k < th->nopen; k++) {
+			user_open_close(g, th, &th->open[k]);  /* zones */
 			marker_spill(g, th, &th->open[k]);
+		}
 		th->nopen = 0;
 		th->last_open = false;
 	}

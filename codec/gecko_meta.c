@@ -451,6 +451,7 @@ write_meta(struct gsess *g, struct json *j, bool top)
 	json_obj_end(j);
 	write_overhead_schema(j);
 	write_dropped_schema(j);
+	write_user_schemas(j);
 	write_counter_schemas(g, j);
 	json_arr_end(j);
 	json_obj_end(j);

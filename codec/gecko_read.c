@@ -503,6 +503,22 @@ on_overhead(struct gsess *g, struct gthread *th,
 	return spill_put(g, &th->ovs, sizeof(o), &o, sizeof(o));
 }
 
+/* A declared category: the next index, for records of its id. */
+static int
+on_category(void *ctx, const struct rtprof_dump_category *c)
+{
+	struct gsess *g = cur_sess(ctx);
+	int idx;
+
+	if (g == NULL || c->id < g->ndump_cat ||
+	    c->id >= RTPROF_WIRE_MAX_CATEGORIES || g->ucat[c->id] != 0)
+		return 0;       /* a built-in id, or declared already */
+	idx = cat_add(g, c->name, c->color);
+	if (idx >= 0)
+		g->ucat[c->id] = (uint16_t)(idx + 1);
+	return g->err;
+}
+
 static int
 on_record(void *ctx, const struct rtprof_dump_data *d,
     const struct rtprof_rec_view *r)
@@ -578,8 +594,8 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
 		return stacks_same(g, r);
 	case RTPROF_REC_OVERHEAD:
 		return on_overhead(g, th, r);
-	default:
-		return 0;
+	default:        /* zones, text, flows, frames */
+		return user_record(g, th, r, &m);
 	}
 }
 
@@ -700,6 +716,7 @@ rtprof_gecko_read_fd(struct rtprof_gecko *g, int fd,
 		.on_thread = on_thread,
 		.on_schema = on_schema,
 		.on_counter = on_counter,
+		.on_category = on_category,
 		.on_string = on_string,
 		.on_data = on_data,
 		.on_record = on_record,

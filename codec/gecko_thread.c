@@ -181,6 +181,11 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 		return;
 	}
 	json_u64(j, out_cat(g, cat_index(g, m->category)));
+	if (user_marker_kind(m->kind)) {       /* gecko_user.c */
+		user_marker_data(g, j, to, m);
+		json_arr_end(j);
+		return;
+	}
 	if (sc == NULL && stack < 0) {
 		json_null(j);
 	} else {

@@ -112,6 +112,68 @@ get_frames(const unsigned char **p, const unsigned char *e, unsigned n,
 	return 0;
 }
 
+/* [14, t, zone], [15, zone, what, value]. */
+static int
+get_zone_rec(const unsigned char **p, const unsigned char *e, unsigned arr,
+    struct rtprof_rec_view *r)
+{
+	if (r->kind == RTPROF_REC_ZONE_END)
+		return arr != 3 || get_tagged64(p, e, 0xcf, &r->t0) ||
+		    get_tagged64(p, e, 0xcf, &r->zone) ? -1 : 0;
+	if (arr != 4 || get_tagged64(p, e, 0xcf, &r->zone) ||
+	    get_fixint(p, e, &r->phase) || r->phase == 0 ||
+	    r->phase > RTPROF_ZONE_ARG_MAX || get_field(p, e, &r->vals[0]))
+		return -1;
+	r->t0 = r->zone;
+	r->nvals = 1;
+	switch (r->vals[0].kind) {
+	case RTPROF_VAL_I64:
+	case RTPROF_VAL_F64:
+		return r->phase == RTPROF_ZONE_ARG_VALUE ? 0 : -1;
+	case RTPROF_VAL_STR:
+		return r->phase == RTPROF_ZONE_ARG_TEXT ? 0 : -1;
+	case RTPROF_VAL_U64:
+		return r->phase >= RTPROF_ZONE_ARG_FLOW ? 0 : -1;
+	default:
+		return -1;
+	}
+}
+
+/* [16, t0, t1, name, cat, text], [17, t, name, cat, flow, last],
+ * [18, t, name, budget_ns]. */
+static int
+get_named_rec(const unsigned char **p, const unsigned char *e, unsigned arr,
+    struct rtprof_rec_view *r)
+{
+	uint64_t u;
+
+	switch (r->kind) {
+	case RTPROF_REC_TEXT:
+		if (arr != 6 || get_tagged64(p, e, 0xcf, &r->t0) ||
+		    get_tagged64(p, e, 0xcf, &r->t1) || get_ref(p, e, &r->name) ||
+		    get_fixint(p, e, &r->category) ||
+		    get_field(p, e, &r->vals[0]) ||
+		    r->vals[0].kind != RTPROF_VAL_STR)
+			return -1;
+		r->nvals = 1;
+		r->phase = r->t1 != 0;
+		if (r->t1 == 0)
+			r->t1 = r->t0;
+		return 0;
+	case RTPROF_REC_FLOW:
+		return arr != 6 || get_tagged64(p, e, 0xcf, &r->t0) ||
+		    get_ref(p, e, &r->name) || get_fixint(p, e, &r->category) ||
+		    get_tagged64(p, e, 0xcf, &r->flow) ||
+		    get_fixint(p, e, &r->flags) || r->flags > 1 ? -1 : 0;
+	default:    /* RTPROF_REC_FRAME */
+		if (arr != 4 || get_tagged64(p, e, 0xcf, &r->t0) ||
+		    get_ref(p, e, &r->name) || get_tagged64(p, e, 0xcf, &u))
+			return -1;
+		r->value = (int64_t)u;
+		return 0;
+	}
+}
+
 int
 rtprof_rec_next(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 {
@@ -146,11 +208,14 @@ rtprof_rec_next(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 	r->t1 = 0;
 	r->name = 0;
 	r->value = 0;
+	r->zone = 0;
+	r->flow = 0;
 	p += 1;
 	switch (r->kind) {
 	case RTPROF_REC_INSTANT:
 	case RTPROF_REC_BEGIN:
 	case RTPROF_REC_END:
+	case RTPROF_REC_ZONE_BEGIN:
 		if (arr != 4 || get_tagged64(&p, e, 0xcf, &r->t0) ||
 		    get_ref(&p, e, &r->name) || get_fixint(&p, e, &r->category))
 			return -EBADMSG;
@@ -227,6 +292,21 @@ rtprof_rec_next(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 		for (unsigned i = 0; i < 4; i++)
 			if (get_tagged64(&p, e, 0xcf, &r->overhead[i]))
 				return -EBADMSG;
+		break;
+	case RTPROF_REC_ZONE_END:
+	case RTPROF_REC_ZONE_ARG:
+		if (get_zone_rec(&p, e, arr, r) != 0)
+			return -EBADMSG;
+		if (r->kind == RTPROF_REC_ZONE_END)
+			r->t1 = r->t0;
+		break;
+	case RTPROF_REC_TEXT:
+	case RTPROF_REC_FLOW:
+	case RTPROF_REC_FRAME:
+		if (get_named_rec(&p, e, arr, r) != 0)
+			return -EBADMSG;
+		if (r->kind != RTPROF_REC_TEXT)
+			r->t1 = r->t0;
 		break;
 	default:
 		return -EBADMSG;

@@ -68,6 +68,14 @@ struct rtprof_rec_view {
 	unsigned nframes;
 	uint64_t *frames;       /* RTPROF_REC_MAX_FRAMES entries */
 	uint64_t *label_mask;   /* RTPROF_REC_MASK_WORDS entries */
+	/* REC_ZONE_END, REC_ZONE_ARG: the zone (its ZONE_BEGIN's t).
+	 * REC_ZONE_ARG: what (RTPROF_ZONE_ARG_*) in `phase`, the value in
+	 * vals[0] (nvals 1). REC_TEXT: the text in vals[0]; phase 1 for an
+	 * interval (t0..t1), 0 for an instant. REC_FLOW: the flow id, and
+	 * `flags` 1 for the flow's last step. REC_FRAME: the frame budget
+	 * in ns (0: none) in `value`. */
+	uint64_t zone;
+	uint64_t flow;
 	/* REC_OVERHEAD: ns spent locking, sampling threads, sampling
 	 * counters, and the number of threads sampled. */
 	uint64_t overhead[4];

@@ -37,7 +37,8 @@ enum rtprof_frame_kind {
 	RTPROF_FRAME_TRAILER = 11,    /* end of session: totals */
 	RTPROF_FRAME_MODULES_CHANGED = 12, /* modules loaded, unloaded since */
 	RTPROF_FRAME_IMAGE = 13,      /* the ELF image of a module without a file */
-	RTPROF_FRAME_KIND_MAX = 13
+	RTPROF_FRAME_CATEGORY = 14,   /* a category declared by the program */
+	RTPROF_FRAME_KIND_MAX = 14
 };
 
 /* Record kinds inside DATA frames (first element of each record array). */
@@ -55,8 +56,29 @@ enum rtprof_rec_kind {
 	RTPROF_REC_OVERHEAD = 11, /* [11, t0, t1, lock, threads, counters, n] */
 	RTPROF_REC_BACKTRACE = 12, /* [12, t, flags, frame...]: the stack of
 	                            * the marker just before it (t: its start) */
-	RTPROF_REC_KIND_MAX = 12
+	RTPROF_REC_ZONE_BEGIN = 13, /* [13, t, name, cat] */
+	RTPROF_REC_ZONE_END = 14,  /* [14, t, zone]: zone = its begin's t */
+	RTPROF_REC_ZONE_ARG = 15,  /* [15, zone, what, value] */
+	RTPROF_REC_TEXT = 16,     /* [16, t0, t1, name, cat, text]; t1 0: instant */
+	RTPROF_REC_FLOW = 17,     /* [17, t, name, cat, flow, last] */
+	RTPROF_REC_FRAME = 18,    /* [18, t, name, budget_ns] */
+	RTPROF_REC_KIND_MAX = 18
 };
+
+/* ZONE_ARG `what`: the value it attaches to its zone. */
+#define RTPROF_ZONE_ARG_VALUE 1    /* int64 or float64 */
+#define RTPROF_ZONE_ARG_TEXT 2     /* str8 */
+#define RTPROF_ZONE_ARG_FLOW 3     /* uint64 flow id */
+#define RTPROF_ZONE_ARG_FLOW_END 4 /* uint64 flow id, the flow's last step */
+#define RTPROF_ZONE_ARG_COLOR 5    /* uint64 colour, 1..RTPROF_WIRE_COLORS */
+#define RTPROF_ZONE_ARG_MAX 5
+/* Zone colours, by ZONE_ARG_COLOR value - 1 (enum rtprof_color). */
+#define RTPROF_WIRE_COLOR_NAMES "blue", "green", "grey", "ink", "magenta", \
+	"orange", "purple", "red", "teal", "yellow"
+#define RTPROF_WIRE_COLORS 10
+
+/* Most categories (built-in and declared); ids are below it. */
+#define RTPROF_WIRE_MAX_CATEGORIES 64
 
 /* SAMPLE / SAME flags. */
 #define RTPROF_SAMPLE_ASLEEP 0x01    /* the thread had said it sleeps */
@@ -99,5 +121,8 @@ enum rtprof_rec_kind {
 	X(7, "User", "blue")                                                   \
 	X(8, "Profiler", "purple")
 #define RTPROF_WIRE_NCATEGORIES 9
+#define RTPROF_WIRE_CAT_USER 7  /* frame marks are shown in it */
+/* Longest copied string in a record (str8). */
+#define RTPROF_WIRE_MAX_STR 255
 
 #endif /* RTPROF_WIRE_H */

@@ -123,6 +123,7 @@ struct rtprof__session {
 	uint64_t partials_mono;   /* last copy of the partial chunks (ns) */
 	uint32_t schemas_sent;    /* descriptors already written */
 	uint32_t counters_sent;
+	uint32_t categories_sent; /* declared categories written */
 	int header_sent;
 	struct rtprof__modset *mods; /* the module map announced (writer) */
 
@@ -153,6 +154,14 @@ struct rtprof__counter_desc {
 	int kind;                 /* enum rtprof_counter_kind */
 };
 
+/* A category declared by the program (core/category.c). */
+struct rtprof__category {
+	char name[64];
+	const char *color;        /* static: one of the allowed names */
+};
+
+#define RTPROF__MAX_USER_CATEGORIES (RTPROF_MAX_CATEGORIES - RTPROF_CAT_COUNT)
+
 #define RTPROF__MAX_TYPES 4096
 #define RTPROF__MAX_COUNTERS 4096
 
@@ -182,6 +191,9 @@ struct rtprof__core {
 	uint32_t ntypes;
 	struct rtprof__counter_desc *counters[RTPROF__MAX_COUNTERS];
 	uint32_t ncounters;
+	/* Declared categories; id = RTPROF_CAT_COUNT + index. */
+	struct rtprof__category categories[RTPROF__MAX_USER_CATEGORIES];
+	uint32_t ncategories;
 
 	int writer_started;
 	int writer_wake;          /* work requested before the next tick */

@@ -248,7 +248,7 @@ rtprof_marker_type_declare(const struct rtprof_marker_schema *schema)
 	char *arena;
 
 	if (schema == NULL || schema->name == NULL || schema->nfields > RTPROF_MAX_FIELDS ||
-	    (unsigned)schema->category >= RTPROF_CAT_COUNT) {
+	    (unsigned)schema->category >= RTPROF_MAX_CATEGORIES) {
 		errno = EINVAL;
 		return NULL;
 	}

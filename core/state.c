@@ -35,6 +35,21 @@ _Static_assert(RTPROF__REC_COUNTER == RTPROF_REC_COUNTER, "wire");
 _Static_assert(RTPROF__REC_SLEEP == RTPROF_REC_SLEEP, "wire");
 _Static_assert(RTPROF__REC_WAKE == RTPROF_REC_WAKE, "wire");
 _Static_assert(RTPROF_CAT_COUNT == RTPROF_WIRE_NCATEGORIES, "wire");
+_Static_assert(RTPROF__REC_ZONE_BEGIN == RTPROF_REC_ZONE_BEGIN, "wire");
+_Static_assert(RTPROF__REC_ZONE_END == RTPROF_REC_ZONE_END, "wire");
+_Static_assert(RTPROF__REC_ZONE_ARG == RTPROF_REC_ZONE_ARG, "wire");
+_Static_assert(RTPROF__REC_TEXT == RTPROF_REC_TEXT, "wire");
+_Static_assert(RTPROF__REC_FLOW == RTPROF_REC_FLOW, "wire");
+_Static_assert(RTPROF__REC_FRAME == RTPROF_REC_FRAME, "wire");
+_Static_assert(RTPROF__ZONE_VALUE == RTPROF_ZONE_ARG_VALUE, "wire");
+_Static_assert(RTPROF__ZONE_TEXT == RTPROF_ZONE_ARG_TEXT, "wire");
+_Static_assert(RTPROF__ZONE_FLOW == RTPROF_ZONE_ARG_FLOW, "wire");
+_Static_assert(RTPROF__ZONE_FLOW_END == RTPROF_ZONE_ARG_FLOW_END, "wire");
+_Static_assert(RTPROF__ZONE_COLOR == RTPROF_ZONE_ARG_COLOR, "wire");
+_Static_assert(RTPROF_COLOR_YELLOW == RTPROF_WIRE_COLORS, "wire");
+_Static_assert(RTPROF_MAX_CATEGORIES == RTPROF_WIRE_MAX_CATEGORIES, "wire");
+_Static_assert(RTPROF_CAT_USER == RTPROF_WIRE_CAT_USER, "wire");
+_Static_assert(RTPROF_MAX_TEXT <= RTPROF_WIRE_MAX_STR, "wire");
 
 /* Context: any non-RT thread; blocks. */
 const rtprof_lock *

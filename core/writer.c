@@ -372,6 +372,24 @@ add_counter(struct rtprof__session *s, const struct rtprof__counter_desc *d)
 	pack_str(&pk, d->description);
 }
 
+/* CATEGORY: the declared category @i (core/category.c). */
+static void
+add_category(struct rtprof__session *s, const struct rtprof__category *k,
+    uint32_t i)
+{
+	msgpack_packer pk;
+
+	if (frame_add(s, RTPROF_FRAME_CATEGORY, &pk) == NULL)
+		return;
+	msgpack_pack_map(&pk, 3);
+	pack_key(&pk, "id");
+	msgpack_pack_uint32(&pk, RTPROF_CAT_COUNT + i);
+	pack_key(&pk, "name");
+	pack_str(&pk, k->name);
+	pack_key(&pk, "color");
+	pack_str(&pk, k->color);
+}
+
 static void
 add_pauses(struct rtprof__session *s)
 {
@@ -1016,6 +1034,9 @@ collect(const rtprof_lock *lk)
 			add_schema(s, c->types[s->schemas_sent++]);
 		while (s->counters_sent < c->ncounters)
 			add_counter(s, c->counters[s->counters_sent++]);
+		for (; s->categories_sent < c->ncategories; s->categories_sent++)
+			add_category(s, &c->categories[s->categories_sent],
+			    s->categories_sent);
 		announce_threads(lk, s);
 	}
 	for (th = c->threads; th != NULL; th = th->next)

@@ -78,20 +78,30 @@ process(jack_nframes_t nframes, void *arg)
 	double budget_ns = (double)nframes * 1e9 / (double)rate;
 	double share = atomic_load_explicit(&load_share, memory_order_relaxed);
 
+	/* One frame of the "JACK period" track per callback, start to
+	 * start; red when 1.5 periods or more (a cycle JACK delayed or
+	 * skipped): the period itself jitters by microseconds both ways. */
+	rtprof_frame_mark_budget("JACK period", (uint64_t)(1.5 * budget_ns));
 	rtprof_audio_begin(&audio, nframes, rate);
 	RTPROF_LABEL_SCOPE("process");
 	{
+		/* The stage as a label (in the samples) and a zone (in the
+		 * marker chart, with the buffer size). */
 		RTPROF_LABEL_SCOPE("mix");
+		RTPROF_ZONE_SCOPE(z, "mix", RTPROF_CAT_AUDIO);
+		rtprof_zone_value(z, nframes);
 		stage(buf, nframes, t0 + (uint64_t)(share * budget_ns * 0.4),
 		    0.1f);
 	}
 	{
 		RTPROF_LABEL_SCOPE("filter");
+		RTPROF_ZONE_SCOPE(z, "filter", RTPROF_CAT_AUDIO);
 		stage(buf, nframes, t0 + (uint64_t)(share * budget_ns * 0.7),
 		    0.2f);
 	}
 	{
 		RTPROF_LABEL_SCOPE("reverb");
+		RTPROF_ZONE_SCOPE(z, "reverb", RTPROF_CAT_AUDIO);
 		stage(buf, nframes, t0 + (uint64_t)(share * budget_ns), 0.3f);
 	}
 	rtprof_audio_end(&audio);

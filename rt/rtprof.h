@@ -952,4 +952,529 @@ RTPROF__NOP const char *rtprof_strerror(int e) { (void)e; return "rtprof disable
 }
 #endif
 
+/* ================================================================== */
+/* Zones, text markers, frame marks, flows, categories                  */
+/*
+ * What users of Tracy and Perfetto expect, on the same wait-free path as
+ * the markers above (docs/wire-format.md, records 13..18, frame 14).
+ *
+ *  - A zone is an interval with a static name, begun and ended by the
+ *    same thread: rtprof_zone_begin() returns a handle that
+ *    rtprof_zone_end() takes, so ends pair with their begins by handle,
+ *    never by name (zones may nest, overlap, or share a name). A number,
+ *    a short text, flow ids and a colour can be attached while it is open. C++:
+ *    rtprof::Zone / RTPROF_ZONE(name); C: RTPROF_ZONE_SCOPE(var, ...).
+ *  - A text marker carries a short text copied into the record (a file
+ *    name, a plugin name), without declaring a marker type first.
+ *  - A frame mark ends a frame (an audio block, a video frame, a control
+ *    period) of a named frame set; the profile shows each set as a track
+ *    of frame durations, frames over their budget in red.
+ *  - A flow id ties markers on several threads together (a job handed
+ *    from the audio thread to a worker and back).
+ *  - rtprof_category_declare() adds categories with their colours; every
+ *    call here takes a category id, built-in (enum rtprof_category) or
+ *    declared.
+ */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Longest text kept by a text marker or a zone's text; longer is cut. */
+#define RTPROF_MAX_TEXT RTPROF_MAX_STRING
+/* Most categories, the 9 built-in ones included. */
+#define RTPROF_MAX_CATEGORIES 64
+
+/*
+ * Marker-chart colours of a zone (rtprof_zone_color): the Firefox
+ * Profiler's graph colours. Without one a zone takes its category's.
+ */
+enum rtprof_color {
+	RTPROF_COLOR_BLUE = 1,
+	RTPROF_COLOR_GREEN = 2,
+	RTPROF_COLOR_GREY = 3,
+	RTPROF_COLOR_INK = 4,
+	RTPROF_COLOR_MAGENTA = 5,
+	RTPROF_COLOR_ORANGE = 6,
+	RTPROF_COLOR_PURPLE = 7,
+	RTPROF_COLOR_RED = 8,
+	RTPROF_COLOR_TEAL = 9,
+	RTPROF_COLOR_YELLOW = 10
+};
+
+/*
+ * A zone being recorded (rtprof_zone_begin). Copy it freely; t is the
+ * zone's start in ticks, 0 when the zone is not being recorded (no
+ * session, paused, no free chunk): the calls taking it then do nothing.
+ */
+typedef struct rtprof_zone {
+	uint64_t t;
+} rtprof_zone;
+
+#ifndef RTPROF_DISABLE
+
+#define RTPROF__REC_ZONE_BEGIN 13
+#define RTPROF__REC_ZONE_END 14
+#define RTPROF__REC_ZONE_ARG 15
+#define RTPROF__REC_TEXT 16
+#define RTPROF__REC_FLOW 17
+#define RTPROF__REC_FRAME 18
+
+/* What a ZONE_ARG record attaches to its zone. */
+#define RTPROF__ZONE_VALUE 1
+#define RTPROF__ZONE_TEXT 2
+#define RTPROF__ZONE_FLOW 3
+#define RTPROF__ZONE_FLOW_END 4
+#define RTPROF__ZONE_COLOR 5
+
+/*
+ * Bytes of @s before its NUL, at most @max. memchr stops at the first
+ * match (C11 7.24.5.1), so no byte past the NUL is read, and it is libc's
+ * vectorised search, not a loop per byte.
+ */
+RTPROF_INLINE size_t
+rtprof__text_len(const char *s, size_t max)
+{
+	const char *z = (const char *)memchr(s, 0, max);
+
+	return z != NULL ? (size_t)(z - s) : max;
+}
+
+/* A copied string (str8) of at most RTPROF_MAX_TEXT bytes at @p. */
+RTPROF_INLINE unsigned char *
+rtprof__put_text(unsigned char *p, const char *s, size_t n)
+{
+	p[0] = 0xd9;
+	p[1] = (unsigned char)n;
+	memcpy(p + 2, s, n);
+	return p + 2 + n;
+}
+
+/* The head of a named record: [kind, t, name, ...] in an array of @n. */
+RTPROF_INLINE unsigned char *
+rtprof__named_head(unsigned char *p, unsigned n, unsigned kind, uint64_t t,
+    const char *name)
+{
+	p[0] = (unsigned char)(0x90 | n);
+	p[1] = (unsigned char)kind;
+	return rtprof__put_ptr(rtprof__put_u64(p + 2, 0xcf, t), name);
+}
+
+/*
+ * rtprof_zone_begin - a zone named @name (a string that lives until the
+ * process ends: a literal, or __func__) of category @cat starts now.
+ * Context: owner thread; RT-safe.
+ * Return: its handle, for rtprof_zone_end() and the rtprof_zone_* calls;
+ * { 0 } when it is not recorded.
+ */
+RTPROF_INLINE rtprof_zone
+rtprof_zone_begin(const char *name, unsigned cat)
+{
+	rtprof_zone z = { 0 };
+	unsigned char *p = rtprof__open(22);
+
+	if (RTPROF_UNLIKELY(p == NULL))
+		return z;
+	z.t = rtprof_now();
+	p = rtprof__named_head(p, 4, RTPROF__REC_ZONE_BEGIN, z.t, name);
+	p[0] = (unsigned char)(cat & 0x7f);
+	rtprof__close(p + 1);
+	return z;
+}
+
+/*
+ * rtprof_zone_end - the zone @z ends now. A zone never ended (the thread
+ * died, the session stopped first) is shown up to the thread's last
+ * record, marked unfinished.
+ * Context: owner thread, the one that began @z; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof_zone_end(rtprof_zone z)
+{
+	uint64_t t;
+	unsigned char *p;
+
+	if (z.t == 0)
+		return;
+	t = rtprof_now();
+	p = rtprof__open(20);
+	if (RTPROF_UNLIKELY(p == NULL))
+		return;
+	p[0] = 0x93;
+	p[1] = RTPROF__REC_ZONE_END;
+	p = rtprof__put_u64(p + 2, 0xcf, t);
+	rtprof__close(rtprof__put_u64(p, 0xcf, z.t));
+}
+
+/* [15, zone, what, ...]: the value follows at the returned pointer. */
+RTPROF_INLINE unsigned char *
+rtprof__zone_arg(rtprof_zone z, unsigned what, size_t value_size)
+{
+	unsigned char *p;
+
+	if (z.t == 0)
+		return NULL;
+	p = rtprof__open(12 + value_size);
+	if (RTPROF_UNLIKELY(p == NULL))
+		return NULL;
+	p[0] = 0x94;
+	p[1] = RTPROF__REC_ZONE_ARG;
+	p = rtprof__put_u64(p + 2, 0xcf, z.t);
+	p[0] = (unsigned char)what;
+	return p + 1;
+}
+
+/*
+ * rtprof_zone_value / rtprof_zone_value_f64 - attach a number to the open
+ * zone @z (a count, a size, a gain): shown in its tooltip and the marker
+ * table. A later value replaces an earlier one.
+ * Context: owner thread of @z, while @z is open; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof_zone_value(rtprof_zone z, int64_t v)
+{
+	unsigned char *p = rtprof__zone_arg(z, RTPROF__ZONE_VALUE, 9);
+
+	if (p != NULL)
+		rtprof__close(rtprof__put_u64(p, 0xd3, (uint64_t)v));
+}
+
+RTPROF_INLINE void
+rtprof_zone_value_f64(rtprof_zone z, double v)
+{
+	unsigned char *p = rtprof__zone_arg(z, RTPROF__ZONE_VALUE, 9);
+	uint64_t u;
+
+	memcpy(&u, &v, 8);
+	if (p != NULL)
+		rtprof__close(rtprof__put_u64(p, 0xcb, u));
+}
+
+/*
+ * rtprof_zone_text / rtprof_zone_text_n - attach a short text to the open
+ * zone @z: at most RTPROF_MAX_TEXT bytes of @text (up to its NUL, or @n
+ * bytes) are copied now, so @text may change or be freed right after.
+ * Shown after the zone's name in the marker chart and table, and in its
+ * tooltip. A later text replaces an earlier one.
+ * Context: owner thread of @z, while @z is open; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof_zone_text_n(rtprof_zone z, const char *text, size_t n)
+{
+	unsigned char *p;
+
+	if (n > RTPROF_MAX_TEXT)
+		n = RTPROF_MAX_TEXT;
+	p = rtprof__zone_arg(z, RTPROF__ZONE_TEXT, 2 + n);
+	if (p != NULL)
+		rtprof__close(rtprof__put_text(p, text, n));
+}
+
+RTPROF_INLINE void
+rtprof_zone_text(rtprof_zone z, const char *text)
+{
+	if (z.t != 0)
+		rtprof_zone_text_n(z, text, rtprof__text_len(text,
+		    RTPROF_MAX_TEXT));
+}
+
+/*
+ * rtprof_zone_flow / rtprof_zone_flow_end - the open zone @z is a step of
+ * flow @flow (see rtprof_flow_mark); _end: its last step.
+ * Context: owner thread of @z, while @z is open; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof_zone_flow(rtprof_zone z, uint64_t flow)
+{
+	unsigned char *p = rtprof__zone_arg(z, RTPROF__ZONE_FLOW, 9);
+
+	if (p != NULL)
+		rtprof__close(rtprof__put_u64(p, 0xcf, flow));
+}
+
+RTPROF_INLINE void
+rtprof_zone_flow_end(rtprof_zone z, uint64_t flow)
+{
+	unsigned char *p = rtprof__zone_arg(z, RTPROF__ZONE_FLOW_END, 9);
+
+	if (p != NULL)
+		rtprof__close(rtprof__put_u64(p, 0xcf, flow));
+}
+
+/*
+ * rtprof_zone_color - draw the open zone @z in @color in the marker
+ * chart, whatever its category's colour (like Tracy's ZoneScopedC).
+ * Context: owner thread of @z, while @z is open; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof_zone_color(rtprof_zone z, enum rtprof_color color)
+{
+	unsigned char *p = rtprof__zone_arg(z, RTPROF__ZONE_COLOR, 9);
+
+	if (p != NULL)
+		rtprof__close(rtprof__put_u64(p, 0xcf, (uint64_t)color));
+}
+
+RTPROF_INLINE void
+rtprof__zone_cleanup(const rtprof_zone *z)
+{
+	rtprof_zone_end(*z);
+}
+
+/*
+ * RTPROF_ZONE_SCOPE(var, name, cat) - a zone from here to the end of the
+ * enclosing block, its handle in @var (C with the GCC/Clang cleanup
+ * attribute; in C++ prefer rtprof::Zone). Context: owner thread; RT-safe.
+ */
+#define RTPROF_ZONE_SCOPE(var, name, cat)                                      \
+	rtprof_zone var __attribute__((cleanup(rtprof__zone_cleanup),         \
+	    unused)) = rtprof_zone_begin((name), (cat))
+
+/* [16, t0, t1, name, cat, text]: t1 = 0 for an instant. */
+RTPROF_INLINE void
+rtprof__text_rec(const char *name, unsigned cat, uint64_t t0, uint64_t t1,
+    const char *text, size_t n)
+{
+	unsigned char *p;
+
+	if (n > RTPROF_MAX_TEXT)
+		n = RTPROF_MAX_TEXT;
+	p = rtprof__open(33 + n);
+	if (RTPROF_UNLIKELY(p == NULL))
+		return;
+	p[0] = 0x96;
+	p[1] = RTPROF__REC_TEXT;
+	p = rtprof__put_u64(p + 2, 0xcf, t0);
+	p = rtprof__put_u64(p, 0xcf, t1);
+	p = rtprof__put_ptr(p, name);
+	p[0] = (unsigned char)(cat & 0x7f);
+	rtprof__close(rtprof__put_text(p + 1, text, n));
+}
+
+/*
+ * rtprof_text / rtprof_text_n - an instant marker named @name (a string
+ * that lives forever) carrying @text: at most RTPROF_MAX_TEXT bytes (up
+ * to its NUL, or @n bytes) copied into the record, so @text may change
+ * or be freed right after. Shown in the marker's tooltip and the marker
+ * table. Context: owner thread; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof_text_n(const char *name, unsigned cat, const char *text, size_t n)
+{
+	rtprof__text_rec(name, cat, rtprof_now(), 0, text, n);
+}
+
+RTPROF_INLINE void
+rtprof_text(const char *name, unsigned cat, const char *text)
+{
+	rtprof_text_n(name, cat, text, rtprof__text_len(text, RTPROF_MAX_TEXT));
+}
+
+/*
+ * rtprof_text_interval - an interval marker from @start to @end (ticks of
+ * rtprof_now()) carrying @text, as rtprof_text().
+ * Context: owner thread; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof_text_interval(const char *name, unsigned cat, uint64_t start,
+    uint64_t end, const char *text)
+{
+	rtprof__text_rec(name, cat, start, end != 0 ? end : 1, text,
+	    rtprof__text_len(text, RTPROF_MAX_TEXT));
+}
+
+/* [17, t, name, cat, flow, last] */
+RTPROF_INLINE void
+rtprof__flow_rec(const char *name, unsigned cat, uint64_t flow, unsigned last)
+{
+	uint64_t t = rtprof_now();
+	unsigned char *p = rtprof__open(32);
+
+	if (RTPROF_UNLIKELY(p == NULL))
+		return;
+	p = rtprof__named_head(p, 6, RTPROF__REC_FLOW, t, name);
+	p[0] = (unsigned char)(cat & 0x7f);
+	p = rtprof__put_u64(p + 1, 0xcf, flow);
+	p[0] = (unsigned char)last;
+	rtprof__close(p + 1);
+}
+
+/*
+ * rtprof_flow_mark / rtprof_flow_finish - an instant marker named @name
+ * that is a step of flow @flow: markers and zones of any thread that
+ * carry the same flow id belong to one chain of work (a job the audio
+ * thread hands to a worker, the worker's processing, the result picked up
+ * by the audio thread). _finish marks the flow's last step. The profile
+ * gives them a "flow-id" field (a "terminating-flow-id" for the last),
+ * the Firefox Profiler's flow support: the id is shown in tooltips and
+ * the marker table, and searching it lists the flow's markers on every
+ * thread. @flow: any number unique among the flows alive (a job number,
+ * a pointer) or one from rtprof_flow_new(); 0 is a flow id too.
+ * Context: owner thread; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof_flow_mark(const char *name, unsigned cat, uint64_t flow)
+{
+	rtprof__flow_rec(name, cat, flow, 0);
+}
+
+RTPROF_INLINE void
+rtprof_flow_finish(const char *name, unsigned cat, uint64_t flow)
+{
+	rtprof__flow_rec(name, cat, flow, 1);
+}
+
+extern RTPROF_API uint64_t rtprof__flow_next;
+extern RTPROF_API uint64_t rtprof__flow_base;
+
+/*
+ * rtprof_flow_new - a new flow id, unique within the machine while the
+ * process lives: the process id in the high 32 bits, a count below.
+ * Context: any thread; RT-safe (one atomic add).
+ */
+RTPROF_INLINE uint64_t
+rtprof_flow_new(void)
+{
+	/* relaxed: only uniqueness matters. */
+	return rtprof__flow_base | (__atomic_add_fetch(&rtprof__flow_next, 1,
+	    __ATOMIC_RELAXED) & 0xffffffffu);
+}
+
+/* [18, t, name, budget_ns] */
+RTPROF_INLINE void
+rtprof__frame_rec(const char *name, uint64_t budget_ns)
+{
+	uint64_t t = rtprof_now();
+	unsigned char *p = rtprof__open(30);
+
+	if (RTPROF_UNLIKELY(p == NULL))
+		return;
+	p = rtprof__named_head(p, 4, RTPROF__REC_FRAME, t, name);
+	rtprof__close(rtprof__put_u64(p, 0xcf, budget_ns));
+}
+
+/*
+ * rtprof_frame_mark / rtprof_frame_mark_budget - a frame of the frame set
+ * @name (a string that lives forever: "audio block", "video frame") ends
+ * now, and the next one begins: call it once per period, at the same
+ * point of the loop. The profile shows the set as a track of frame
+ * durations on the thread, one bar per frame from one mark to the next;
+ * a frame longer than @budget_ns (e.g. 2666667 for 128 frames at 48 kHz)
+ * is drawn in red, the others in green; with no budget (0, or
+ * rtprof_frame_mark) a frame is slow when it is over 1.5 times the set's
+ * median. Marks of one set come from one thread.
+ * Context: owner thread; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof_frame_mark(const char *name)
+{
+	rtprof__frame_rec(name, 0);
+}
+
+RTPROF_INLINE void
+rtprof_frame_mark_budget(const char *name, uint64_t budget_ns)
+{
+	rtprof__frame_rec(name, budget_ns);
+}
+
+/*
+ * rtprof_category_declare - a category named @name (copied, at most 63
+ * bytes) drawn in @color, one of the Firefox Profiler's category colours:
+ * "transparent", "purple", "green", "orange", "yellow", "lightblue",
+ * "blue", "brown", "magenta", "red", "lightred", "darkgrey", "grey".
+ * Zones and markers of the category are drawn in its colour in the marker
+ * chart (lightblue as teal, brown as orange, lightred as red, darkgrey as
+ * grey, transparent uncoloured). Declaring a name again returns its id
+ * (with the first colour).
+ * Context: any thread; may block and allocate.
+ * Return: the category id (RTPROF_CAT_COUNT or more), for every call
+ * that takes a category; -EINVAL (no name, unknown colour), -ENOSPC
+ * (RTPROF_MAX_CATEGORIES already).
+ */
+RTPROF_API int rtprof_category_declare(const char *name, const char *color);
+
+#else /* RTPROF_DISABLE */
+
+#define RTPROF__NOP static inline
+RTPROF__NOP rtprof_zone rtprof_zone_begin(const char *n, unsigned c) { rtprof_zone z = { 0 }; (void)n; (void)c; return z; }
+RTPROF__NOP void rtprof_zone_end(rtprof_zone z) { (void)z; }
+RTPROF__NOP void rtprof_zone_value(rtprof_zone z, int64_t v) { (void)z; (void)v; }
+RTPROF__NOP void rtprof_zone_value_f64(rtprof_zone z, double v) { (void)z; (void)v; }
+RTPROF__NOP void rtprof_zone_text(rtprof_zone z, const char *s) { (void)z; (void)s; }
+RTPROF__NOP void rtprof_zone_text_n(rtprof_zone z, const char *s, size_t n) { (void)z; (void)s; (void)n; }
+RTPROF__NOP void rtprof_zone_flow(rtprof_zone z, uint64_t f) { (void)z; (void)f; }
+RTPROF__NOP void rtprof_zone_flow_end(rtprof_zone z, uint64_t f) { (void)z; (void)f; }
+RTPROF__NOP void rtprof_zone_color(rtprof_zone z, enum rtprof_color c) { (void)z; (void)c; }
+#define RTPROF_ZONE_SCOPE(var, name, cat) \
+	rtprof_zone var __attribute__((unused)) = rtprof_zone_begin((name), (cat))
+RTPROF__NOP void rtprof_text(const char *n, unsigned c, const char *s) { (void)n; (void)c; (void)s; }
+RTPROF__NOP void rtprof_text_n(const char *n, unsigned c, const char *s, size_t l) { (void)n; (void)c; (void)s; (void)l; }
+RTPROF__NOP void rtprof_text_interval(const char *n, unsigned c, uint64_t a, uint64_t b, const char *s) { (void)n; (void)c; (void)a; (void)b; (void)s; }
+RTPROF__NOP void rtprof_flow_mark(const char *n, unsigned c, uint64_t f) { (void)n; (void)c; (void)f; }
+RTPROF__NOP void rtprof_flow_finish(const char *n, unsigned c, uint64_t f) { (void)n; (void)c; (void)f; }
+RTPROF__NOP uint64_t rtprof_flow_new(void) { return 0; }
+RTPROF__NOP void rtprof_frame_mark(const char *n) { (void)n; }
+RTPROF__NOP void rtprof_frame_mark_budget(const char *n, uint64_t b) { (void)n; (void)b; }
+RTPROF__NOP int rtprof_category_declare(const char *n, const char *c) { (void)n; (void)c; return RTPROF_CAT_USER; }
+#undef RTPROF__NOP
+
+#endif /* RTPROF_DISABLE */
+
+#ifdef __cplusplus
+} /* extern "C" */
+
+namespace rtprof {
+
+/*
+ * rtprof::Zone - a zone from its construction to the end of its scope
+ * (rtprof_zone_begin / rtprof_zone_end), like Tracy's ZoneScopedN:
+ *
+ *     void process(const char *file) {
+ *         rtprof::Zone z("process", dsp_category);
+ *         z.text(file);
+ *         ...
+ *     }
+ *
+ * Context: owner thread, constructed and destroyed on one thread; RT-safe.
+ */
+class Zone {
+public:
+	explicit Zone(const char *name, unsigned cat = RTPROF_CAT_USER) noexcept
+	    : z_(rtprof_zone_begin(name, cat)) {}
+	~Zone() { rtprof_zone_end(z_); }
+	Zone(const Zone &) = delete;
+	Zone &operator=(const Zone &) = delete;
+
+	void value(int64_t v) const noexcept { rtprof_zone_value(z_, v); }
+	void value(double v) const noexcept { rtprof_zone_value_f64(z_, v); }
+	void text(const char *s) const noexcept { rtprof_zone_text(z_, s); }
+	void text(const char *s, size_t n) const noexcept
+	{
+		rtprof_zone_text_n(z_, s, n);
+	}
+	void flow(uint64_t id) const noexcept { rtprof_zone_flow(z_, id); }
+	void flow_end(uint64_t id) const noexcept
+	{
+		rtprof_zone_flow_end(z_, id);
+	}
+	void color(rtprof_color c) const noexcept { rtprof_zone_color(z_, c); }
+	rtprof_zone handle() const noexcept { return z_; }
+
+private:
+	rtprof_zone z_;
+};
+
+} /* namespace rtprof */
+
+#define RTPROF__ZONE_VAR RTPROF__ZCAT(rtprof__zone_, __LINE__)
+#define RTPROF__ZCAT2(a, b) a##b
+#define RTPROF__ZCAT(a, b) RTPROF__ZCAT2(a, b)
+/* RTPROF_ZONE(name) - an unnamed rtprof::Zone of category User. */
+#define RTPROF_ZONE(name) ::rtprof::Zone RTPROF__ZONE_VAR(name)
+/* RTPROF_ZONE_CAT(name, cat) - the same with a category. */
+#define RTPROF_ZONE_CAT(name, cat) ::rtprof::Zone RTPROF__ZONE_VAR((name), (cat))
+/* RTPROF_ZONE_FUNC() - a zone named after the enclosing function. */
+#define RTPROF_ZONE_FUNC() ::rtprof::Zone RTPROF__ZONE_VAR(__func__)
+
+#endif /* __cplusplus */
+
 #endif /* RTPROF_H */

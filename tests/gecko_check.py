@@ -136,6 +136,10 @@ NUMERIC_FORMATS = frozenset([
     "percentage", "integer", "decimal",
 ])
 GRAPH_TYPES = frozenset(["bar", "line", "line-filled"])  # front-end MarkerGraphType
+# front-end GraphColor (src/types/profile.ts): what a marker schema's colorField may hold;
+# the marker chart draws any other value in its default blue (Canvas.tsx, _getMarkerColors)
+GRAPH_COLORS = frozenset(["blue", "green", "grey", "ink", "magenta", "orange", "purple", "red",
+                          "teal", "yellow"])
 LIB_INT_FIELDS = ("start", "end", "offset")
 LIB_STR_FIELDS = ("name", "path", "debugName", "debugPath", "breakpadId", "arch")
 FRAME_COLUMNS = ("location", "relevantForJS", "innerWindowID", "implementation", "line",
@@ -261,6 +265,10 @@ RULES = {
     "schema-label-placeholder": ("warning", "labels use {marker.name|duration|data.KEY}"),
     "schema-graphs": ("error", "graphs: array of {key among the data keys, type, color?}"),
     "schema-graph-type": ("warning", "graph type is bar, line or line-filled"),
+    "schema-color-field": ("error", "colorField names a data key of its schema"),
+    "marker-color": ("warning", "a colorField value is a GraphColor (else drawn default blue)"),
+    "marker-graph-keys": ("warning", "a marker of a schema with graphs has every graph key, a "
+                          "number (tracks.ts: a marker name gets its track only then)"),
     # libs and counters
     "libs-entry": ("error", "lib: integer start < end, offset; string name, path, debug*, ..."),
     "libs-precision": ("warning", "lib addresses fit in 2^53 (JSON.parse rounds above)"),
@@ -362,6 +370,8 @@ class _Checker:
         self._counts: dict = {}
         self.categories = None      # top-level meta.categories if usable
         self.string_fields: dict = {}   # marker type -> {key: format} over all schemas
+        self.color_fields: dict = {}    # marker type -> its schema's colorField
+        self.graph_keys: dict = {}      # marker type -> its schema's graph keys
         self.all_schema_names: set = set()
         self.threads_info: list = []    # per thread: data for whole-profile checks
 
@@ -604,6 +614,15 @@ class _Checker:
                     if "color" in g and not _is_str(g["color"]):
                         self.err(f"{gpath}.color", "schema-graphs",
                                  f"must be a string, got {_desc(g['color'])}")
+            if "colorField" in s:
+                if not _one_of(s["colorField"], keys):
+                    self.err(f"{spath}.colorField", "schema-color-field",
+                             f"{_got(s, 'colorField')} is not a data key of schema {name!r}")
+                elif name:
+                    self.color_fields.setdefault(name, s["colorField"])
+            if name and isinstance(s.get("graphs"), list):
+                self.graph_keys.setdefault(name, [g.get("key") for g in s["graphs"]
+                                                  if isinstance(g, dict)])
             if name:
                 fields = self.string_fields.setdefault(name, {})
                 for k, fmt in keys.items():
@@ -1030,12 +1049,27 @@ class _Checker:
                 elif fmt in NUMERIC_FORMATS and not _is_num(v):
                     self.warn(f"{rpath}.data.{key}", "marker-field-format",
                               f"format {fmt!r} expects a number, got {_desc(v)}")
+            self._check_marker_look(data, mtype, rpath)
         bt = None
         if "stack" in data:
             bt = self._check_marker_stack(data["stack"], f"{rpath}.data.stack", nstacks)
         if "cause" in data:
             self._check_marker_cause(data["cause"], f"{rpath}.data.cause", nstacks,
                                      "stack" in data, bt)
+
+    def _check_marker_look(self, data, mtype, rpath):
+        """colorField values and graph keys: what the marker chart and the marker tracks
+        read of a marker, silently ignored when wrong."""
+        cf = self.color_fields.get(mtype)
+        if cf is not None and cf in data and data[cf] not in GRAPH_COLORS:
+            self.warn(f"{rpath}.data.{cf}", "marker-color",
+                      f"{_desc(data[cf])} is not a GraphColor: drawn in the default blue")
+        for k in self.graph_keys.get(mtype, []):
+            if not _is_num(data.get(k)):
+                self.warn(f"{rpath}.data.{k}", "marker-graph-keys",
+                          f"graph key {k!r} of schema {mtype!r} is {_desc(data.get(k))}, not a "
+                          "number: no track for this marker name, or a gap in it")
+                return
 
     def _check_marker_cause(self, cause, cpath, nstacks, has_stack, bt):
         """`cause` as tools reading the file see it (the front-end only keeps it when no

@@ -880,6 +880,29 @@ class MarkerSchemas(RuleTest):
         self.assertRule(p, "schema-graph-type", "meta.markerSchema[1].graphs[0].type",
                         level="warning")
 
+    def test_schema_color_field_not_a_data_key(self):
+        p = full()
+        p["meta"]["markerSchema"][1]["colorField"] = "colour"
+        self.assertRule(p, "schema-color-field", "meta.markerSchema[1].colorField")
+
+    def test_marker_color_not_a_graph_color(self):
+        # msgpack2gecko's "lightblue" category colour is no GraphColor: drawn blue.
+        p = full()
+        p["meta"]["markerSchema"][1]["data"].append(
+            {"key": "color", "format": "string", "hidden": True})
+        p["meta"]["markerSchema"][1]["colorField"] = "color"
+        t0(p)["markers"]["data"][5][5]["color"] = "lightblue"
+        self.assertRule(p, "marker-color", "threads[0].markers.data[5].data.color",
+                        level="warning")
+        t0(p)["markers"]["data"][5][5]["color"] = "teal"
+        self.assertNoRule(p, "marker-color")
+
+    def test_marker_graph_key_missing(self):
+        p = full()
+        del t0(p)["markers"]["data"][5][5]["depth"]
+        self.assertRule(p, "marker-graph-keys", "threads[0].markers.data[5].data.depth",
+                        level="warning")
+
 
 class Libs(RuleTest):
     def test_libs_entry_start_string(self):

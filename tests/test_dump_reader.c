@@ -1466,6 +1466,21 @@ test_hostile(void)
 		{ RTPROF_FRAME_DATA, "\x9a\x01\x01\x00\x00\x00\x02\x00\x00\x00"
 		  "\x00\x92\x63\x05\x92\x07\x05", 17,
 		  RTPROF_DAMAGE_BAD_RECORD, "malformed record skipped" },
+		/* CATEGORY without its name */
+		{ RTPROF_FRAME_CATEGORY, "\x81\xa2id\x09", 5,
+		  RTPROF_DAMAGE_BAD_PAYLOAD, "CATEGORY without id or name" },
+		/* CATEGORY id 64: past RTPROF_WIRE_MAX_CATEGORIES */
+		{ RTPROF_FRAME_CATEGORY, "\x82\xa2id\x40\xa4name\xa1x", 12,
+		  RTPROF_DAMAGE_BAD_PAYLOAD, "integer out of range" },
+		/* DATA with a zone argument "value" holding a text, then a
+		 * good record */
+		{ RTPROF_FRAME_DATA, "\x9a\x01\x01\x00\x00\x00\x02\x00\x00\x00"
+		  "\x00\x94\x0f\x01\x01\xa1x\x92\x07\x05", 20,
+		  RTPROF_DAMAGE_BAD_RECORD, "malformed record skipped" },
+		/* DATA with a zone argument of kind 6, then a good record */
+		{ RTPROF_FRAME_DATA, "\x9a\x01\x01\x00\x00\x00\x02\x00\x00\x00"
+		  "\x00\x94\x0f\x01\x06\x01\x92\x07\x05", 19,
+		  RTPROF_DAMAGE_BAD_RECORD, "malformed record skipped" },
 		/* DATA with bytes after its records */
 		{ RTPROF_FRAME_DATA, "\x9a\x01\x01\x00\x00\x00\x01\x00\x00\x00"
 		  "\x00\x92\x07\x05\xc0", 15, RTPROF_DAMAGE_BAD_RECORD,
@@ -1537,8 +1552,9 @@ test_hostile(void)
 			failures++;
 		}
 	}
-	/* The records that were well formed were delivered. */
-	CHECK_EQ(st.records, 3);
+	/* The records that were well formed were delivered (the good one
+	 * after each malformed record). */
+	CHECK_EQ(st.records, 5);
 	CHECK_EQ(st.seq_gaps, 0);
 	log_free(&l);
 	buf_free(&b);

@@ -17,6 +17,13 @@
   late client, so a run of back-to-back overruns gives fewer JACK xruns
   than overruns (about half here): the check is that every JACK xrun is an
   rtprof overrun and that there are no more of them than overruns.
+- Frame marks and zones on a real server: the "JACK period" frames (one
+  mark per callback, at its start) are the callbacks' start-to-start
+  intervals, one fewer than the callbacks, each red exactly when longer
+  than its budget (1.5 periods); in the light phases their median is the
+  period within 5 %. Each callback holds its stages' zones (mix, filter,
+  reverb, in that order, inside the callback; mix carries the buffer
+  size).
 - The DSP stages' labels (mix, filter, reverb under "process") appear in
   the audio thread's samples (a real-time thread: label-only samples).
 - The audio view's values (test_audio_lib.py): every callback marker's
@@ -38,6 +45,41 @@ import sys
 
 from gecko_testlib import check, load, markers
 import test_audio_lib as al
+
+
+def check_frames_zones(am, cbm, phases, period, frames):
+    """The "JACK period" frames and the stage zones against the callbacks."""
+    fr = sorted((m for m in am if m["name"] == "JACK period"),
+                key=lambda m: m["start"])
+    check(len(fr) == len(cbm) - 1,
+          f"{len(fr)} JACK period frames for {len(cbm)} callbacks")
+    for f, a, b in zip(fr, cbm, cbm[1:]):
+        # The mark is taken just before the callback's start: within 50 us.
+        check(abs(f["start"] - a["start"]) < 0.05 and
+              abs(f["end"] - b["start"]) < 0.05,
+              f"frame {f['start']:.3f}..{f['end']:.3f} vs callbacks at "
+              f"{a['start']:.3f} and {b['start']:.3f}")
+        d = f["data"]
+        check((d["color"] == "red") == (d["duration"] > d["budget"]) and
+              abs(d["budget"] - 1.5 * period) < 1e-3,
+              f"frame {d}: red is over its budget, 1.5 periods of {period:.4f} ms")
+    for a, b, name in phases:
+        if name == "phase light":
+            durs = [f["end"] - f["start"] for f in fr
+                    if a + 2 * period <= f["start"] < b - 2 * period]
+            med = statistics.median(durs)
+            check(abs(med - period) <= 0.05 * period,
+                  f"light phase: median frame {med:.4f} ms, period {period:.4f}")
+    zones = sorted((m for m in am if m["name"] in ("mix", "filter", "reverb")),
+                   key=lambda m: m["start"])
+    check(len(zones) == 3 * len(cbm), f"{len(zones)} stage zones for "
+          f"{len(cbm)} callbacks")
+    for k, cb in enumerate(cbm):
+        z = zones[3 * k:3 * k + 3]
+        check([m["name"] for m in z] == ["mix", "filter", "reverb"] and
+              all(cb["start"] <= m["start"] <= m["end"] <= cb["end"] for m in z)
+              and z[0]["data"].get("value") == frames,
+              f"callback {cb['start']:.3f}..{cb['end']:.3f}: zones {z}")
 
 
 def main():
@@ -217,6 +259,7 @@ def main():
         check(abs(mean_iv - period) <= 0.05 * period,
               f"{name} {a:.0f}-{b:.0f}: mean start-to-start "
               f"{mean_iv * 1000:.1f} us, period {period * 1000:.1f} us")
+    check_frames_zones(am, cbm, phases, period, int(frames))
     al.check_callbacks(cbm, int(frames), int(rate))
     over = al.check_overruns(cbm, ovm)
     al.check_overrun_counter(over, ctr["overruns"])

@@ -11,7 +11,8 @@
  *
  *  - "rt", registered: records thousands of events of every kind (marks,
  *    begin/end, intervals, typed markers with every field kind including
- *    truncated strings, counters, sleep/wake, audio callbacks: within
+ *    truncated strings, counters, sleep/wake, zones with every argument,
+ *    text markers, flow and frame marks, audio callbacks: within
  *    budget, and over it, so with overrun markers and the overrun
  *    counter), pushes labels past
  *    RTPROF_MAX_LABELS, reads rtprof_now and its own statistics, runs out of
@@ -118,7 +119,7 @@ __tsan_default_suppressions(void)
 #define AUDIT_ARCH_SELF AUDIT_ARCH_ARM
 #endif
 
-#define NKINDS 9 /* record kinds 1..8 */
+#define NKINDS 19 /* record kinds 1..18 (9..12 are the sampler's) */
 #define WHO_RT 1
 #define WHO_UNREG 2
 
@@ -175,6 +176,7 @@ struct shm {
 	uint64_t bad_delta;          /* a call changed the drop sum by > 1 */
 	uint64_t stats_errors;       /* rtprof_thread_stats_get() != 0 */
 	uint64_t now_calls;
+	int cat_rt;             /* the category the child declared */
 	uint64_t rounds;
 	struct rtprof_thread_stats burst_stats;
 	struct rtprof_thread_stats final_stats;
@@ -437,6 +439,7 @@ raw_thread_exit(void)
 
 static const rtprof_marker_type *type_all, *type_big;
 static rtprof_counter *counter_rt, *counter_unreg;
+static int cat_rt;      /* a declared category */
 
 static const char copied[] = "copied-string-0123456789";
 static char long_str[LONG_LEN + 1];
@@ -561,6 +564,44 @@ deep_scopes(int depth)
 		REC(RTPROF_REC_INSTANT, rtprof_mark("rt.deepest", RTPROF_CAT_USER));
 }
 
+/* Zones with every argument, text markers (texts cut at 255 bytes too),
+ * flow and frame marks. A zone whose begin was dropped records nothing
+ * more, and counts no drop either: its arguments are not attempted. */
+static void
+rt_zones(uint64_t i)
+{
+	char text[300];
+	/* Short texts, one cut at 255 bytes every 16 calls: the chunk pool
+	 * is tiny, and the other kinds (the overrun site) need room too. */
+	size_t n = i % 16 == 0 ? sizeof(text) - 1 : (size_t)(i % 20);
+	rtprof_zone z = { 0 };
+	uint64_t t0;
+
+	memset(text, 'a' + (int)(i % 26), n);
+	text[n == sizeof(text) ? n - 1 : n] = '\0';
+	REC(RTPROF_REC_ZONE_BEGIN, z = rtprof_zone_begin("rt.zone",
+	    (unsigned)cat_rt));
+	if (z.t != 0) {
+		REC(RTPROF_REC_ZONE_ARG, rtprof_zone_value(z, (int64_t)i));
+		REC(RTPROF_REC_ZONE_ARG, rtprof_zone_value_f64(z, 0.5));
+		REC(RTPROF_REC_ZONE_ARG, rtprof_zone_text(z, text));
+		REC(RTPROF_REC_ZONE_ARG, rtprof_zone_flow(z, i));
+		REC(RTPROF_REC_ZONE_ARG, rtprof_zone_flow_end(z, i));
+		REC(RTPROF_REC_ZONE_ARG, rtprof_zone_color(z, RTPROF_COLOR_TEAL));
+		REC(RTPROF_REC_ZONE_END, rtprof_zone_end(z));
+	}
+	REC(RTPROF_REC_TEXT, rtprof_text("rt.text", RTPROF_CAT_IO, text));
+	t0 = rtprof_now();
+	shm->now_calls++;
+	REC(RTPROF_REC_TEXT, rtprof_text_interval("rt.text-interval",
+	    (unsigned)cat_rt, t0, rtprof_now(), text));
+	REC(RTPROF_REC_FLOW, rtprof_flow_mark("rt.flow", RTPROF_CAT_USER,
+	    rtprof_flow_new()));
+	REC(RTPROF_REC_FLOW, rtprof_flow_finish("rt.flow-end", RTPROF_CAT_USER,
+	    i));
+	REC(RTPROF_REC_FRAME, rtprof_frame_mark_budget("rt.frame", 1000));
+}
+
 /* One round: every kind of event. */
 static void
 rt_round(uint64_t i)
@@ -579,6 +620,8 @@ rt_round(uint64_t i)
 		typed_big();
 	REC(RTPROF_REC_COUNTER, rtprof_counter_add(counter_rt, 1));
 	REC(RTPROF_REC_COUNTER, rtprof_counter_set(counter_rt, (int64_t)i));
+	if (i % 2 == 0)         /* not in the overrun site's rounds */
+		rt_zones(i / 2);
 	{
 		/* A 1 s budget: never an overrun. begin: the jitter counter
 		 * (from the second call on); end: the callback marker and the
@@ -765,6 +808,23 @@ unreg_main(void *arg)
 		}
 		rtprof_label_pop();
 		rtprof_label_pop(); /* more pops than pushes */
+		{
+			rtprof_zone z = rtprof_zone_begin("unreg.zone", 9);
+
+			if (z.t != 0)
+				unreg_fail("rtprof_zone_begin() recorded unregistered");
+			rtprof_zone_value(z, 1);
+			rtprof_zone_text(z, "unreg");
+			rtprof_zone_end(z);
+			z.t = t0;       /* a handle from elsewhere: still nothing */
+			rtprof_zone_text(z, "unreg");
+			rtprof_zone_flow(z, 1);
+			rtprof_zone_end(z);
+			rtprof_text("unreg.text", RTPROF_CAT_OTHER, "unreg");
+			rtprof_flow_mark("unreg.flow", RTPROF_CAT_OTHER,
+			    rtprof_flow_new());
+			rtprof_frame_mark("unreg.frame");
+		}
 		if (rtprof_thread_stats_get(&st) != -ENOENT)
 			unreg_fail("rtprof_thread_stats_get() != -ENOENT unregistered");
 	}
@@ -849,6 +909,9 @@ child_main(int dumpfd)
 	type_all = rtprof_marker_type_declare(&schema_all);
 	type_big = rtprof_marker_type_declare(&schema_big);
 	counter_rt = rtprof_counter_declare("rt.counter", "Test", "set by the rt thread");
+	cat_rt = rtprof_category_declare("rt.category", "magenta");
+	RTPROF_CHECK_GE(cat_rt, RTPROF_CAT_COUNT);
+	shm->cat_rt = cat_rt;
 	counter_unreg = rtprof_counter_declare("unreg.counter", "Test", NULL);
 	if (type_all == NULL || type_big == NULL || counter_rt == NULL || counter_unreg == NULL) {
 		perror("declare");
@@ -931,6 +994,55 @@ child_main(int dumpfd)
 /* ------------------------------------------------------------------ */
 /* The parent                                                           */
 
+
+/*
+ * The rt thread's zones, texts, flows and frames (rt_zones): names,
+ * categories, a zone's arguments and end naming the zone begun just
+ * before (@zone_open: its start, 0 when none is open), texts of one
+ * letter cut at RTPROF_MAX_TEXT.
+ */
+static void
+check_user_rec(const struct dm_rec *r, uint64_t *zone_open)
+{
+	const struct rtprof_rec_view *v = &r->v;
+
+	switch (v->kind) {
+	case RTPROF_REC_ZONE_BEGIN:
+		RTPROF_CHECK_STREQ(r->name, "rt.zone");
+		RTPROF_CHECK_EQ(v->category, (unsigned)shm->cat_rt);
+		*zone_open = v->t0;
+		break;
+	case RTPROF_REC_ZONE_ARG:
+	case RTPROF_REC_ZONE_END:
+		RTPROF_CHECK_EQ(v->zone, *zone_open);
+		RTPROF_CHECK_NE(v->zone, 0);
+		if (v->kind == RTPROF_REC_ZONE_END) {
+			RTPROF_CHECK_GE(v->t0, v->zone);
+			*zone_open = 0;
+		} else if (v->phase == RTPROF_ZONE_ARG_TEXT) {
+			RTPROF_CHECK_LE(v->vals[0].v.str.n, RTPROF_MAX_TEXT);
+		}
+		break;
+	case RTPROF_REC_TEXT:
+		RTPROF_CHECK(strcmp(r->name, "rt.text") == 0 ||
+		    strcmp(r->name, "rt.text-interval") == 0);
+		RTPROF_CHECK_LE(v->vals[0].v.str.n, RTPROF_MAX_TEXT);
+		for (uint32_t k = 1; k < v->vals[0].v.str.n; k++)
+			RTPROF_CHECK_EQ(v->vals[0].v.str.p[k], v->vals[0].v.str.p[0]);
+		RTPROF_CHECK(v->t1 >= v->t0);
+		break;
+	case RTPROF_REC_FLOW:
+		RTPROF_CHECK(strcmp(r->name, v->flags ? "rt.flow-end" :
+		    "rt.flow") == 0);
+		break;
+	case RTPROF_REC_FRAME:
+		RTPROF_CHECK_STREQ(r->name, "rt.frame");
+		RTPROF_CHECK_EQ(v->value, 1000);
+		break;
+	default:
+		break;
+	}
+}
 static void
 check_contents(const struct dm_session *s, const struct dm_thread *th)
 {
@@ -947,6 +1059,9 @@ check_contents(const struct dm_session *s, const struct dm_thread *th)
 	uint64_t ov_loads = 0, ov_jitters = 0, ov_steps = 0;
 	int64_t ov_last_total = 0;
 	const double ov_budget = 1.0 * 1000.0 / 1000000.0;
+	/* The zone begun last, until its end (which may have been dropped:
+	 * the next begin replaces it). */
+	uint64_t zone_open = 0;
 
 	for (size_t i = 0; i < th->nrecs; i++) {
 		const struct dm_rec *r = &th->recs[i];
@@ -957,7 +1072,9 @@ check_contents(const struct dm_session *s, const struct dm_thread *th)
 		 * jitter counter): ordered by the later of the two. */
 		uint64_t t_rec = v->t1 > v->t0 ? v->t1 : v->t0;
 
-		RTPROF_CHECK(v->kind >= 1 && v->kind <= 8);
+		RTPROF_CHECK((v->kind >= 1 && v->kind <= 8) ||
+		    (v->kind >= RTPROF_REC_ZONE_BEGIN &&
+		    v->kind <= RTPROF_REC_FRAME));
 		RTPROF_CHECK_GE(t_rec + slack, last_t);
 		if (t_rec > last_t)
 			last_t = t_rec;
@@ -1089,6 +1206,7 @@ check_contents(const struct dm_session *s, const struct dm_thread *th)
 			counter_seen = 1;
 			break;
 		default:
+			check_user_rec(r, &zone_open);
 			break;
 		}
 	}
@@ -1192,6 +1310,8 @@ check_dump(int fd, int monotonic)
 	attempted += shm->audio_attempted;
 	/* Exact accounting, kind by kind. */
 	for (int k = 1; k < NKINDS; k++) {
+		if (k >= RTPROF_REC_SAMPLE && k <= RTPROF_REC_BACKTRACE)
+			continue;       /* the sampler's and preload's */
 		size_t got = dm_count(&m, shm->rt_tid, k) -
 		    (k == RTPROF_REC_TYPED ? audio_typed :
 		    k == RTPROF_REC_COUNTER ? audio_ctr : 0);

@@ -550,6 +550,21 @@ on_counter(void *ctx, const struct rtprof_dump_counter *c)
 }
 
 static int
+on_category(void *ctx, const struct rtprof_dump_category *c)
+{
+	struct insp *in = ctx;
+
+	if (in->verbose) {
+		char n[256], k[256];
+
+		printf("  category %" PRIu32 " \"%s\" color \"%s\"\n", c->id,
+		    rtprof_esc(n, sizeof(n), c->name),
+		    rtprof_esc(k, sizeof(k), c->color));
+	}
+	return 0;
+}
+
+static int
 on_string(void *ctx, uint64_t ref, const char *text, size_t len)
 {
 	struct insp *in = ctx;
@@ -605,6 +620,40 @@ print_val(const struct insp *in, const struct rtprof_val *v)
 	}
 }
 
+/* Zone, text, flow and frame records: what each adds to the time. */
+static void
+print_user_rec(struct insp *in, const struct rtprof_rec_view *r)
+{
+	printf(" t %" PRIu64, r->t0);
+	switch (r->kind) {
+	case RTPROF_REC_ZONE_BEGIN:
+	case RTPROF_REC_TEXT:
+	case RTPROF_REC_FLOW:
+		if (r->kind == RTPROF_REC_TEXT && r->phase == 1)
+			printf("..%" PRIu64, r->t1);
+		printf(" ");
+		print_ref(in, r->name);
+		printf(" category %u", r->category);
+		break;
+	case RTPROF_REC_FRAME:
+		printf(" ");
+		print_ref(in, r->name);
+		printf(" budget %" PRId64 " ns", r->value);
+		return;
+	default:
+		printf(" zone %" PRIu64, r->zone);
+		break;
+	}
+	if (r->kind == RTPROF_REC_FLOW)
+		printf(" flow %#" PRIx64 "%s", r->flow, r->flags ? " last" : "");
+	if (r->kind == RTPROF_REC_ZONE_ARG)
+		printf(" what %u", r->phase);
+	if (r->nvals == 1) {
+		printf(" ");
+		print_val(in, &r->vals[0]);
+	}
+}
+
 static int
 on_record(void *ctx, const struct rtprof_dump_data *d,
     const struct rtprof_rec_view *r)
@@ -651,7 +700,10 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
 		    r->value);
 		break;
 	default:
-		printf(" t %" PRIu64, r->t0);
+		if (r->kind >= RTPROF_REC_ZONE_BEGIN)
+			print_user_rec(in, r);  /* zones, text, flows, frames */
+		else
+			printf(" t %" PRIu64, r->t0);
 		break;
 	}
 	printf("\n");
@@ -1092,6 +1144,7 @@ main(int argc, char **argv)
 		.on_thread = on_thread,
 		.on_schema = on_schema,
 		.on_counter = on_counter,
+		.on_category = on_category,
 		.on_string = on_string,
 		.on_data = on_data,
 		.on_record = on_record,

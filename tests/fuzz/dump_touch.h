@@ -61,8 +61,15 @@ touch_record(const struct rtprof_rec_view *r)
 		touch_fail(r, "size 0");
 	if (r->nvals > RTPROF_REC_MAX_VALS)
 		touch_fail(r, "more values than RTPROF_REC_MAX_VALS");
-	if (r->nvals != 0 && r->kind != RTPROF_REC_TYPED)
-		touch_fail(r, "values in a record that is not TYPED");
+	if (r->nvals != 0 && r->kind != RTPROF_REC_TYPED &&
+	    r->kind != RTPROF_REC_ZONE_ARG && r->kind != RTPROF_REC_TEXT)
+		touch_fail(r, "values in a record not TYPED, ZONE_ARG or TEXT");
+	if ((r->kind == RTPROF_REC_ZONE_ARG || r->kind == RTPROF_REC_TEXT) &&
+	    r->nvals != 1)
+		touch_fail(r, "a ZONE_ARG or TEXT without its one value");
+	if (r->kind == RTPROF_REC_ZONE_ARG &&
+	    (r->phase < 1 || r->phase > RTPROF_ZONE_ARG_MAX))
+		touch_fail(r, "zone argument of an unknown kind");
 	if (r->kind == RTPROF_REC_TYPED && r->phase > 3)
 		touch_fail(r, "typed phase over 3");
 	if (r->nframes > RTPROF_REC_MAX_FRAMES)

@@ -37,8 +37,9 @@
  *                        before the middle DATA frame: 64 bytes skipped.
  * RECORDS (tests/fuzz/corpus-records/: fuzz_records, whose input is frame
  * payloads without frames, tests/fuzz/segments.h) gets, for each clean dump
- * of the corpus (the two above, and the recorder's own all-kinds.rtprof
- * and demo-stream.rtprof, read from FROM, default CORPUS):
+ * of the corpus (the two above, and the recorder's own all-kinds.rtprof,
+ * demo-stream.rtprof and zones.rtprof (tests/zones_rec: zones, text,
+ * flows, frames, declared categories), read from FROM, default CORPUS):
  *   NAME.seg             every frame's payload, in order;
  *   NAME-data.seg        its first DATA payload alone;
  * and general.seg: one DATA payload whose records of every kind are in
@@ -570,6 +571,63 @@ pk_ref8(msgpack_sbuffer *sb, uint64_t ref)
 	msgpack_sbuffer_write(sb, (const char *)b, sizeof(b));
 }
 
+/* Records 13..18 (zones, text, flow, frame) in general encodings. */
+static void
+general_user(msgpack_packer *pk, msgpack_sbuffer *sb)
+{
+	/* 13: ZONE_BEGIN [13, t, name, cat], ext 8 STRREF */
+	msgpack_pack_array(pk, 4);
+	msgpack_pack_uint64(pk, 13);
+	msgpack_pack_uint64(pk, 300);
+	pk_ref8(sb, SREF(3));
+	msgpack_pack_uint64(pk, 9);
+	/* 15: ZONE_ARG [15, zone, what, value]: a fixstr text, an int */
+	msgpack_pack_array(pk, 4);
+	msgpack_pack_uint64(pk, 15);
+	msgpack_pack_uint64(pk, 300);
+	msgpack_pack_uint64(pk, 2);
+	msgpack_pack_str(pk, 5);
+	msgpack_pack_str_body(pk, "a.wav", 5);
+	msgpack_pack_array(pk, 4);
+	msgpack_pack_uint64(pk, 15);
+	msgpack_pack_uint64(pk, 300);
+	msgpack_pack_uint64(pk, 1);
+	msgpack_pack_int64(pk, -7);
+	msgpack_pack_array(pk, 4);      /* a colour */
+	msgpack_pack_uint64(pk, 15);
+	msgpack_pack_uint64(pk, 300);
+	msgpack_pack_uint64(pk, 5);
+	msgpack_pack_uint64(pk, 8);
+	/* 14: ZONE_END [14, t, zone] */
+	msgpack_pack_array(pk, 3);
+	msgpack_pack_uint64(pk, 14);
+	msgpack_pack_uint64(pk, 310);
+	msgpack_pack_uint64(pk, 300);
+	/* 16: TEXT [16, t0, t1, name, cat, text] (an interval) */
+	msgpack_pack_array(pk, 6);
+	msgpack_pack_uint64(pk, 16);
+	msgpack_pack_uint64(pk, 320);
+	msgpack_pack_uint64(pk, 330);
+	pk_ref(pk, SREF(4));
+	msgpack_pack_uint64(pk, 3);
+	msgpack_pack_str(pk, 9);
+	msgpack_pack_str_body(pk, "plugin.so", 9);
+	/* 17: FLOW [17, t, name, cat, flow, last]; 18: FRAME [18, t, name,
+	 * budget_ns] */
+	msgpack_pack_array(pk, 6);
+	msgpack_pack_uint64(pk, 17);
+	msgpack_pack_uint64(pk, 340);
+	pk_ref(pk, SREF(5));
+	msgpack_pack_uint64(pk, 7);
+	msgpack_pack_uint64(pk, 0x1234500000001ull);
+	msgpack_pack_uint64(pk, 1);
+	msgpack_pack_array(pk, 4);
+	msgpack_pack_uint64(pk, 18);
+	msgpack_pack_uint64(pk, 350);
+	pk_ref(pk, SREF(6));
+	msgpack_pack_uint64(pk, 2666667);
+}
+
 /* general.seg: a DATA payload of records in general msgpack encodings. */
 static int
 general(const char *dir)
@@ -579,7 +637,7 @@ general(const char *dir)
 	msgpack_packer pk;
 	struct seg_buf seg = { 0 }, back = { 0 };
 	struct rtprof_dump_stats st;
-	const unsigned nrec = 13;
+	const unsigned nrec = 20;
 	int rc = 0;
 
 	msgpack_sbuffer_init(&sb);
@@ -691,6 +749,7 @@ general(const char *dir)
 	msgpack_pack_uint64(&pk, 100000);
 	pk_ref(&pk, SREF(0));
 	msgpack_pack_uint64(&pk, 200);
+	general_user(&pk, &sb);
 
 	if (seg_append(&seg, RTPROF_FRAME_DATA, (const uint8_t *)sb.data,
 	    sb.size) != 0 || seg_to_dump(seg.p, seg.n, &back) != 0)
@@ -714,7 +773,7 @@ int
 main(int argc, char **argv)
 {
 	static const char *const recorder[] = { "all-kinds.rtprof",
-	    "demo-stream.rtprof" };
+	    "demo-stream.rtprof", "zones.rtprof" };
 	struct seg_buf one = { 0 }, two = { 0 };
 	const char *from;
 	int rc;
