@@ -1,0 +1,547 @@
+/*
+ * bench_sustained.c - sustained recording: N threads record continuously
+ * while the writer thread drains the session to a file. For each N (1, 2,
+ * one per CPU) the highest event rate with no drop, per thread and in
+ * total, and the writer's MB/s against a plain write() loop of the same
+ * chunk size to the same file, in the same run.
+ *
+ *   bench_sustained [--threads N[,N...]] [--seconds S] [--probe-s P]
+ *                   [--chunk-kib C] [--prefill K] [--memory-mib M]
+ *                   [--flush-us U] [--file PATH] [--start-rate R]
+ *                   [--fifo] [--json]
+ *
+ * Method. A run: a session streams to PATH (truncated; RTPROF_MODE_STREAM,
+ * chunk C KiB, prefill K, memory_limit M MiB: the buffer between the
+ * threads and the writer is bounded, so a rate the writer cannot sustain
+ * drops within the run); N registered threads each record R rtprof_mark
+ * events per second, paced in 1 ms steps on an absolute CLOCK_MONOTONIC
+ * grid (R/1000 marks, then clock_nanosleep to the next step; a thread that
+ * falls behind records its backlog without sleeping), for S seconds; then
+ * the session stops (the dump is complete). A run passes when no event
+ * was dropped (rtprof_thread_stats_get: dropped_full, dropped_nested, in
+ * every thread), no chunk was lost (session status chunks_lost), and every
+ * thread offered its full count within S + 5% (the CPU kept up).
+ *
+ * Search: probes of P seconds from R0 (1e6/s per thread), doubling while
+ * they pass, then 5 bisection steps between the last pass and the first
+ * failure; the best passing rate is then confirmed with a run of S
+ * seconds, and lowered by 10% until a confirmation passes (at most 4).
+ * The figures reported are those of the confirming run: rate per thread
+ * and total, bytes written, writer MB/s (bytes of the dump / run wall
+ * time), the writer thread's CPU time, and the load average.
+ *
+ * Floor: a plain write() loop of C KiB blocks to the same PATH (truncated),
+ * as many bytes as the confirming run wrote, timed right before and right
+ * after that run; MB/s of the faster. ratio = writer MB/s / write MB/s, at
+ * the highest rate without drops: how close recording comes to what the
+ * file can take. Note that at the highest passing rate the writer's MB/s
+ * is the threads' byte rate: when the threads cannot produce faster than
+ * the writer drains (CPU-bound), the ratio says so (see BENCHMARKS.md).
+ *
+ * MB = 10^6 bytes. Never a ctest entry (time-based).
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rtprof.h"
+
+#define MAX_THREADS 64
+
+struct opts {
+	unsigned threads[8], nthreads;
+	double seconds, probe_s, start_rate;
+	uint32_t chunk_kib, prefill, flush_us;
+	uint64_t memory_mib;
+	const char *file;
+	int fifo, json;
+};
+
+/* One recording thread of a run. */
+struct worker {
+	pthread_t th;
+	double rate;             /* events per second */
+	double seconds;
+	int fifo;
+	pthread_barrier_t *go;
+	uint64_t offered;        /* events it recorded (called rtprof_mark) */
+	uint64_t target;
+	double elapsed;          /* s from the start to its last event */
+	struct rtprof_thread_stats st;
+	int err;
+};
+
+struct run {
+	double rate, seconds, wall;
+	unsigned n;
+	uint64_t offered, target, drops, bytes, chunks_lost;
+	double writer_cpu;       /* s of the writer thread's CPU time */
+	int kept_pace, pass;
+};
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void
+sleep_until(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u),
+		(long)(ns % 1000000000u) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	    EINTR)
+		;
+}
+
+static void
+set_fifo(void)
+{
+	struct sched_param sp = { .sched_priority = 50 };
+
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
+		fprintf(stderr, "bench_sustained: SCHED_FIFO refused\n");
+}
+
+/* Record @w->rate marks per second for @w->seconds, in 1 ms steps.
+ * Context: its own thread (registered here). */
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t t0, step = 1000000, steps, due = 0;
+	double per_step = w->rate / 1000.0;
+
+	if ((w->err = rtprof_thread_register("sustained", 0)) != 0)
+		return NULL;
+	if (w->fifo)
+		set_fifo();
+	steps = (uint64_t)(w->seconds * 1000.0);
+	w->target = (uint64_t)(per_step * (double)steps);
+	pthread_barrier_wait(w->go);
+	t0 = now_ns();
+	for (uint64_t i = 1; i <= steps; i++) {
+		due = (uint64_t)(per_step * (double)i);
+		while (w->offered < due) {
+			rtprof_mark("sustained", RTPROF_CAT_OTHER);
+			w->offered++;
+		}
+		sleep_until(t0 + i * step);
+	}
+	w->elapsed = (double)(now_ns() - t0) / 1e9;
+	rtprof_thread_stats_get(&w->st);
+	rtprof_thread_unregister();
+	return NULL;
+}
+
+/* The writer thread's CPU seconds, found by its name; -1: not found. */
+static double
+writer_cpu_s(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	double cpu = -1;
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		char path[300], comm[32] = "";
+		FILE *f;
+		clockid_t cid;
+		struct timespec ts;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fgets(comm, sizeof(comm), f) == NULL)
+			comm[0] = '\0';
+		fclose(f);
+		if (strncmp(comm, "rtprof-writer", 13) != 0)
+			continue;
+		/* CPU clock of another thread of this process: by tid. */
+		cid = (clockid_t)((~(pid_t)atoi(e->d_name) << 3) | 6);
+		if (clock_gettime(cid, &ts) == 0)
+			cpu = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	}
+	if (d != NULL)
+		closedir(d);
+	return cpu;
+}
+
+static int
+start_session(const struct opts *o, int fd)
+{
+	struct rtprof_settings s;
+
+	memset(&s, 0, sizeof(s));
+	s.struct_size = sizeof(s);
+	s.mode = RTPROF_MODE_STREAM;
+	s.fd = fd;
+	s.memory_limit = o->memory_mib << 20;
+	s.chunk_size = o->chunk_kib << 10;
+	s.prefill = o->prefill;
+	s.flush_interval_us = o->flush_us;
+	s.sample_interval_us = RTPROF_SAMPLING_OFF;
+	return rtprof_session_start(&s);
+}
+
+/* Sum the workers' figures into @r and decide whether the run passed. */
+static void
+run_account(struct run *r, const struct worker *w, unsigned n)
+{
+	double slowest = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		r->offered += w[i].offered;
+		r->target += w[i].target;
+		r->drops += w[i].st.dropped_full + w[i].st.dropped_nested;
+		if (w[i].elapsed > slowest)
+			slowest = w[i].elapsed;
+	}
+	r->kept_pace = slowest <= r->seconds * 1.05;
+	r->pass = r->drops == 0 && r->chunks_lost == 0 && r->kept_pace &&
+	    r->offered == r->target;
+}
+
+static int
+spawn(struct worker *w, unsigned n, const struct opts *o, double rate,
+    double seconds, pthread_barrier_t *go)
+{
+	for (unsigned i = 0; i < n; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].rate = rate;
+		w[i].seconds = seconds;
+		w[i].fifo = o->fifo;
+		w[i].go = go;
+		if (pthread_create(&w[i].th, NULL, worker_main, &w[i]) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* One run of @n threads at @rate per thread for @seconds. */
+static int
+run_once(const struct opts *o, unsigned n, double rate, double seconds,
+    struct run *r)
+{
+	static struct worker w[MAX_THREADS];
+	struct rtprof_session_status ss;
+	pthread_barrier_t go;
+	uint64_t t0;
+	double cpu0;
+	int fd = open(o->file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0 || start_session(o, fd) != 0) {
+		fprintf(stderr, "bench_sustained: cannot start on %s\n", o->file);
+		return -1;
+	}
+	memset(r, 0, sizeof(*r));
+	r->rate = rate;
+	r->seconds = seconds;
+	r->n = n;
+	pthread_barrier_init(&go, NULL, n + 1);
+	if (spawn(w, n, o, rate, seconds, &go) != 0)
+		return -1;
+	cpu0 = writer_cpu_s();
+	pthread_barrier_wait(&go);
+	t0 = now_ns();
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(w[i].th, NULL);
+	r->writer_cpu = writer_cpu_s() - cpu0;
+	rtprof_session_stop();
+	r->wall = (double)(now_ns() - t0) / 1e9;
+	rtprof_session_status_get(&ss);
+	r->bytes = ss.bytes_written;
+	r->chunks_lost = ss.chunks_lost;
+	close(fd);
+	pthread_barrier_destroy(&go);
+	for (unsigned i = 0; i < n; i++)
+		if (w[i].err != 0)
+			return -1;
+	run_account(r, w, n);
+	return 0;
+}
+
+/* MB/s of a plain write() loop of chunk-sized blocks, @bytes in all, to
+ * the same file (truncated). */
+static double
+write_floor(const struct opts *o, uint64_t bytes)
+{
+	size_t blk = (size_t)o->chunk_kib << 10;
+	unsigned char *buf = malloc(blk);
+	int fd = open(o->file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	uint64_t done = 0, t0;
+
+	if (buf == NULL || fd < 0) {
+		free(buf);
+		return 0;
+	}
+	memset(buf, 0x5a, blk);
+	t0 = now_ns();
+	while (done < bytes) {
+		ssize_t k = write(fd, buf, blk);
+
+		if (k <= 0)
+			break;
+		done += (uint64_t)k;
+	}
+	close(fd);
+	free(buf);
+	return (double)done / 1e6 / ((double)(now_ns() - t0) / 1e9);
+}
+
+static void
+report_probe(const struct run *r)
+{
+	fprintf(stderr, "  probe %u x %.3g/s %.1fs: %s (drops %" PRIu64
+	    ", lost %" PRIu64 ", pace %s, %.1f MB/s)\n", r->n, r->rate,
+	    r->seconds, r->pass ? "pass" : "FAIL", r->drops, r->chunks_lost,
+	    r->kept_pace ? "ok" : "behind", (double)r->bytes / 1e6 / r->wall);
+}
+
+/* Probe at @rate; -1 on error, else whether it passed. */
+static int
+probe(const struct opts *o, unsigned n, double rate, double s)
+{
+	struct run r;
+
+	if (run_once(o, n, rate, s, &r) != 0)
+		return -1;
+	report_probe(&r);
+	return r.pass;
+}
+
+/* The highest passing per-thread rate found by probes (0: none). */
+static double
+search(const struct opts *o, unsigned n)
+{
+	double lo = 0, hi = 0, rate = o->start_rate;
+	int p;
+
+	while (hi == 0 && rate < 1e9) {
+		if ((p = probe(o, n, rate, o->probe_s)) < 0)
+			return 0;
+		if (p)
+			lo = rate, rate *= 2;
+		else
+			hi = rate;
+	}
+	if (lo == 0) {
+		/* Even the start failed: go down instead. */
+		for (rate = o->start_rate / 2; rate >= 1000 && lo == 0;
+		    rate /= 2)
+			if (probe(o, n, rate, o->probe_s) == 1)
+				lo = rate, hi = rate * 2;
+	}
+	for (int i = 0; i < 5 && lo != 0 && hi != 0; i++) {
+		rate = (lo + hi) / 2;
+		if ((p = probe(o, n, rate, o->probe_s)) < 0)
+			return lo;
+		if (p)
+			lo = rate;
+		else
+			hi = rate;
+	}
+	return lo;
+}
+
+static double
+loadavg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f != NULL) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+struct result {
+	struct run r;
+	double floor_mbs, load;
+	int confirmed;
+};
+
+/* Confirm @rate with full-length runs, 10% lower after each failure. */
+static void
+confirm(const struct opts *o, unsigned n, double rate, struct result *res)
+{
+	for (int i = 0; i < 4 && rate > 0; i++, rate *= 0.9) {
+		double f0, f1;
+
+		res->load = loadavg();
+		f0 = write_floor(o, (uint64_t)(rate * n * 22 * o->seconds));
+		if (run_once(o, n, rate, o->seconds, &res->r) != 0)
+			return;
+		f1 = write_floor(o, res->r.bytes);
+		res->floor_mbs = f0 > f1 ? f0 : f1;
+		report_probe(&res->r);
+		if (res->r.pass) {
+			res->confirmed = 1;
+			return;
+		}
+	}
+}
+
+static void
+print_result(const struct opts *o, const struct result *res, int first)
+{
+	const struct run *r = &res->r;
+	double mbs = (double)r->bytes / 1e6 / r->wall;
+
+	fprintf(stderr, "%-8u %14.4g %14.4g %10.1f %10.1f %7.3f %9.2f %6.2f %s\n",
+	    r->n, r->rate, r->rate * r->n, mbs, res->floor_mbs,
+	    res->floor_mbs > 0 ? mbs / res->floor_mbs : 0, r->writer_cpu,
+	    res->load, res->confirmed ? "pass" : "FAIL (drops)");
+	if (!o->json)
+		return;
+	printf("%s{\"threads\": %u, \"seconds\": %.1f, \"rate_per_thread\": %.0f,"
+	    " \"rate_total\": %.0f, \"bytes\": %" PRIu64 ", \"drops\": %" PRIu64
+	    ", \"chunks_lost\": %" PRIu64 ", \"writer_mb_s\": %.1f, "
+	    "\"write_floor_mb_s\": %.1f, \"ratio\": %.3f, \"writer_cpu_s\": %.2f,"
+	    " \"loadavg\": %.2f, \"pass\": %s}", first ? "" : ",\n  ", r->n,
+	    r->seconds, r->rate, r->rate * r->n, r->bytes, r->drops,
+	    r->chunks_lost, mbs, res->floor_mbs,
+	    res->floor_mbs > 0 ? mbs / res->floor_mbs : 0, r->writer_cpu,
+	    res->load, res->confirmed && mbs >= 0.8 * res->floor_mbs ?
+	    "true" : "false");
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: bench_sustained [--threads N[,N...]] "
+	    "[--seconds S] [--probe-s P] [--chunk-kib C] [--prefill K] "
+	    "[--memory-mib M] [--flush-us U] [--file PATH] [--start-rate R] "
+	    "[--fifo] [--json]\n");
+	exit(2);
+}
+
+static void
+parse_threads(struct opts *o, const char *s)
+{
+	char *end;
+
+	o->nthreads = 0;
+	while (*s != '\0' && o->nthreads < 8) {
+		unsigned long v = strtoul(s, &end, 10);
+
+		if (end == s || v == 0 || v > MAX_THREADS)
+			usage();
+		o->threads[o->nthreads++] = (unsigned)v;
+		s = *end == ',' ? end + 1 : end;
+	}
+}
+
+static void
+defaults(struct opts *o)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	static char path[512];
+	const char *tmp = getenv("TMPDIR");
+
+	memset(o, 0, sizeof(*o));
+	o->threads[0] = 1;
+	o->threads[1] = 2;
+	o->nthreads = 2;
+	if (ncpu > 2 && ncpu <= MAX_THREADS)
+		o->threads[o->nthreads++] = (unsigned)ncpu;
+	o->seconds = 10;
+	o->probe_s = 2;
+	o->start_rate = 1e6;
+	o->chunk_kib = 1024;
+	o->prefill = 8;
+	o->memory_mib = 64;
+	o->flush_us = 1000;
+	snprintf(path, sizeof(path), "%s/rtprof-sustained-%d.dump",
+	    tmp != NULL ? tmp : "/tmp", (int)getpid());
+	o->file = path;
+}
+
+static void
+parse(struct opts *o, int argc, char **argv)
+{
+	defaults(o);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--fifo")) {
+			o->fifo = 1;
+			continue;
+		}
+		if (!strcmp(a, "--json")) {
+			o->json = 1;
+			continue;
+		}
+		if (v == NULL)
+			usage();
+		i++;
+		if (!strcmp(a, "--threads"))
+			parse_threads(o, v);
+		else if (!strcmp(a, "--seconds"))
+			o->seconds = atof(v);
+		else if (!strcmp(a, "--probe-s"))
+			o->probe_s = atof(v);
+		else if (!strcmp(a, "--chunk-kib"))
+			o->chunk_kib = (uint32_t)atoi(v);
+		else if (!strcmp(a, "--prefill"))
+			o->prefill = (uint32_t)atoi(v);
+		else if (!strcmp(a, "--memory-mib"))
+			o->memory_mib = (uint64_t)atoll(v);
+		else if (!strcmp(a, "--flush-us"))
+			o->flush_us = (uint32_t)atoi(v);
+		else if (!strcmp(a, "--file"))
+			o->file = v;
+		else if (!strcmp(a, "--start-rate"))
+			o->start_rate = atof(v);
+		else
+			usage();
+	}
+	if (o->seconds <= 0 || o->probe_s <= 0 || o->chunk_kib < 4 ||
+	    o->start_rate < 1000)
+		usage();
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+
+	parse(&o, argc, argv);
+	fprintf(stderr, "bench_sustained: %u s runs (probes %.1f s), chunk %u KiB, "
+	    "prefill %u, memory %" PRIu64 " MiB, flush %u us, file %s%s\n",
+	    (unsigned)o.seconds, o.probe_s, o.chunk_kib, o.prefill,
+	    o.memory_mib, o.flush_us, o.file, o.fifo ? ", SCHED_FIFO" : "");
+	static struct result res[8];
+
+	for (unsigned i = 0; i < o.nthreads; i++) {
+		fprintf(stderr, "threads %u: searching\n", o.threads[i]);
+		confirm(&o, o.threads[i], search(&o, o.threads[i]), &res[i]);
+	}
+	fprintf(stderr, "%-8s %14s %14s %10s %10s %7s %9s %6s %s\n", "threads",
+	    "rate/thread", "rate total", "MB/s", "write MB/s", "ratio",
+	    "wrCPU s", "load", "0 drops");
+	if (o.json)
+		printf("{\"runs\": [");
+	for (unsigned i = 0; i < o.nthreads; i++)
+		print_result(&o, &res[i], i == 0);
+	if (o.json)
+		printf("]}\n");
+	unlink(o.file);
+	return 0;
+}
