@@ -38,6 +38,10 @@
  * is the threads' byte rate: when the threads cannot produce faster than
  * the writer drains (CPU-bound), the ratio says so (see BENCHMARKS.md).
  *
+ * --fifo: the recording threads, the writer thread and the write() floor
+ * run SCHED_FIFO 50, so that other tenants of a shared machine do not
+ * decide the figures (needs root or CAP_SYS_NICE).
+ *
  * MB = 10^6 bytes. Never a ctest entry (time-based).
  */
 
@@ -148,36 +152,53 @@ worker_main(void *arg)
 	return NULL;
 }
 
-/* The writer thread's CPU seconds, found by its name; -1: not found. */
-static double
-writer_cpu_s(void)
+/* The writer thread's tid, found by its name; 0: not found. */
+static pid_t
+writer_tid(void)
 {
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
-	double cpu = -1;
+	pid_t tid = 0;
 
-	while (d != NULL && (e = readdir(d)) != NULL) {
+	while (d != NULL && tid == 0 && (e = readdir(d)) != NULL) {
 		char path[300], comm[32] = "";
 		FILE *f;
-		clockid_t cid;
-		struct timespec ts;
 
 		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
 		if ((f = fopen(path, "r")) == NULL)
 			continue;
-		if (fgets(comm, sizeof(comm), f) == NULL)
-			comm[0] = '\0';
+		if (fgets(comm, sizeof(comm), f) != NULL &&
+		    strncmp(comm, "rtprof-writer", 13) == 0)
+			tid = (pid_t)atoi(e->d_name);
 		fclose(f);
-		if (strncmp(comm, "rtprof-writer", 13) != 0)
-			continue;
-		/* CPU clock of another thread of this process: by tid. */
-		cid = (clockid_t)((~(pid_t)atoi(e->d_name) << 3) | 6);
-		if (clock_gettime(cid, &ts) == 0)
-			cpu = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	}
 	if (d != NULL)
 		closedir(d);
-	return cpu;
+	return tid;
+}
+
+/* CPU seconds of thread @tid of this process; -1: unknown. */
+static double
+thread_cpu_s(pid_t tid)
+{
+	/* The kernel's per-thread CPU clock id (MAKE_THREAD_CPUCLOCK). */
+	clockid_t cid = (clockid_t)((~tid << 3) | 6);
+	struct timespec ts;
+
+	if (tid == 0 || clock_gettime(cid, &ts) != 0)
+		return -1;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* With --fifo the writer runs SCHED_FIFO too: what is measured is then
+ * rtprof's writer, not its share of a CPU among other tenants. */
+static void
+writer_fifo(pid_t tid)
+{
+	struct sched_param sp = { .sched_priority = 50 };
+
+	if (tid != 0 && sched_setscheduler(tid, SCHED_FIFO, &sp) != 0)
+		fprintf(stderr, "bench_sustained: writer SCHED_FIFO refused\n");
 }
 
 static int
@@ -241,6 +262,7 @@ run_once(const struct opts *o, unsigned n, double rate, double seconds,
 	pthread_barrier_t go;
 	uint64_t t0;
 	double cpu0;
+	pid_t wtid;
 	int fd = open(o->file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 	if (fd < 0 || start_session(o, fd) != 0) {
@@ -254,12 +276,15 @@ run_once(const struct opts *o, unsigned n, double rate, double seconds,
 	pthread_barrier_init(&go, NULL, n + 1);
 	if (spawn(w, n, o, rate, seconds, &go) != 0)
 		return -1;
-	cpu0 = writer_cpu_s();
+	wtid = writer_tid();
+	if (o->fifo)
+		writer_fifo(wtid);
+	cpu0 = thread_cpu_s(wtid);
 	pthread_barrier_wait(&go);
 	t0 = now_ns();
 	for (unsigned i = 0; i < n; i++)
 		pthread_join(w[i].th, NULL);
-	r->writer_cpu = writer_cpu_s() - cpu0;
+	r->writer_cpu = thread_cpu_s(wtid) - cpu0;
 	rtprof_session_stop();
 	r->wall = (double)(now_ns() - t0) / 1e9;
 	rtprof_session_status_get(&ss);
@@ -274,21 +299,32 @@ run_once(const struct opts *o, unsigned n, double rate, double seconds,
 	return 0;
 }
 
-/* MB/s of a plain write() loop of chunk-sized blocks, @bytes in all, to
- * the same file (truncated). */
 static double
-write_floor(const struct opts *o, uint64_t bytes)
+own_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* MB/s of a plain write() loop of chunk-sized blocks, @bytes in all, to
+ * the same file (truncated); *@cpu_per_mb: its CPU seconds per MB. */
+static double
+write_floor(const struct opts *o, uint64_t bytes, double *cpu_per_mb)
 {
 	size_t blk = (size_t)o->chunk_kib << 10;
 	unsigned char *buf = malloc(blk);
 	int fd = open(o->file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	uint64_t done = 0, t0;
+	double cpu;
 
 	if (buf == NULL || fd < 0) {
 		free(buf);
 		return 0;
 	}
 	memset(buf, 0x5a, blk);
+	cpu = own_cpu_s();
 	t0 = now_ns();
 	while (done < bytes) {
 		ssize_t k = write(fd, buf, blk);
@@ -297,9 +333,11 @@ write_floor(const struct opts *o, uint64_t bytes)
 			break;
 		done += (uint64_t)k;
 	}
+	t0 = now_ns() - t0;
+	*cpu_per_mb = (own_cpu_s() - cpu) / ((double)done / 1e6);
 	close(fd);
 	free(buf);
-	return (double)done / 1e6 / ((double)(now_ns() - t0) / 1e9);
+	return (double)done / 1e6 / ((double)t0 / 1e9);
 }
 
 static void
@@ -373,7 +411,7 @@ loadavg(void)
 
 struct result {
 	struct run r;
-	double floor_mbs, load;
+	double floor_mbs, floor_cpu_mb, load;
 	int confirmed;
 };
 
@@ -382,14 +420,15 @@ static void
 confirm(const struct opts *o, unsigned n, double rate, struct result *res)
 {
 	for (int i = 0; i < 4 && rate > 0; i++, rate *= 0.9) {
-		double f0, f1;
+		double f0, f1, c0, c1;
 
 		res->load = loadavg();
-		f0 = write_floor(o, (uint64_t)(rate * n * 22 * o->seconds));
+		f0 = write_floor(o, (uint64_t)(rate * n * 22 * o->seconds), &c0);
 		if (run_once(o, n, rate, o->seconds, &res->r) != 0)
 			return;
-		f1 = write_floor(o, res->r.bytes);
+		f1 = write_floor(o, res->r.bytes, &c1);
 		res->floor_mbs = f0 > f1 ? f0 : f1;
+		res->floor_cpu_mb = c0 < c1 ? c0 : c1;
 		report_probe(&res->r);
 		if (res->r.pass) {
 			res->confirmed = 1;
@@ -404,20 +443,25 @@ print_result(const struct opts *o, const struct result *res, int first)
 	const struct run *r = &res->r;
 	double mbs = (double)r->bytes / 1e6 / r->wall;
 
-	fprintf(stderr, "%-8u %14.4g %14.4g %10.1f %10.1f %7.3f %9.2f %6.2f %s\n",
-	    r->n, r->rate, r->rate * r->n, mbs, res->floor_mbs,
-	    res->floor_mbs > 0 ? mbs / res->floor_mbs : 0, r->writer_cpu,
-	    res->load, res->confirmed ? "pass" : "FAIL (drops)");
+	fprintf(stderr, "%-8u %14.4g %14.4g %10.1f %10.1f %7.3f %9.2f %9.3f "
+	    "%9.3f %6.2f %s\n", r->n, r->rate, r->rate * r->n, mbs,
+	    res->floor_mbs, res->floor_mbs > 0 ? mbs / res->floor_mbs : 0,
+	    r->writer_cpu, 1e3 * r->writer_cpu / ((double)r->bytes / 1e6),
+	    1e3 * res->floor_cpu_mb, res->load,
+	    res->confirmed ? "pass" : "FAIL (drops)");
 	if (!o->json)
 		return;
 	printf("%s{\"threads\": %u, \"seconds\": %.1f, \"rate_per_thread\": %.0f,"
 	    " \"rate_total\": %.0f, \"bytes\": %" PRIu64 ", \"drops\": %" PRIu64
 	    ", \"chunks_lost\": %" PRIu64 ", \"writer_mb_s\": %.1f, "
 	    "\"write_floor_mb_s\": %.1f, \"ratio\": %.3f, \"writer_cpu_s\": %.2f,"
+	    " \"writer_cpu_ms_per_mb\": %.4f, \"write_cpu_ms_per_mb\": %.4f,"
 	    " \"loadavg\": %.2f, \"pass\": %s}", first ? "" : ",\n  ", r->n,
 	    r->seconds, r->rate, r->rate * r->n, r->bytes, r->drops,
 	    r->chunks_lost, mbs, res->floor_mbs,
 	    res->floor_mbs > 0 ? mbs / res->floor_mbs : 0, r->writer_cpu,
+	    1e3 * r->writer_cpu / ((double)r->bytes / 1e6),
+	    1e3 * res->floor_cpu_mb,
 	    res->load, res->confirmed && mbs >= 0.8 * res->floor_mbs ?
 	    "true" : "false");
 }
@@ -523,6 +567,8 @@ main(int argc, char **argv)
 	struct opts o;
 
 	parse(&o, argc, argv);
+	if (o.fifo)
+		set_fifo();     /* the write() floor runs on this thread */
 	fprintf(stderr, "bench_sustained: %u s runs (probes %.1f s), chunk %u KiB, "
 	    "prefill %u, memory %" PRIu64 " MiB, flush %u us, file %s%s\n",
 	    (unsigned)o.seconds, o.probe_s, o.chunk_kib, o.prefill,
@@ -533,9 +579,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "threads %u: searching\n", o.threads[i]);
 		confirm(&o, o.threads[i], search(&o, o.threads[i]), &res[i]);
 	}
-	fprintf(stderr, "%-8s %14s %14s %10s %10s %7s %9s %6s %s\n", "threads",
-	    "rate/thread", "rate total", "MB/s", "write MB/s", "ratio",
-	    "wrCPU s", "load", "0 drops");
+	fprintf(stderr, "%-8s %14s %14s %10s %10s %7s %9s %9s %9s %6s %s\n",
+	    "threads", "rate/thread", "rate total", "MB/s", "write MB/s",
+	    "ratio", "wrCPU s", "wr ms/MB", "wri ms/MB", "load", "0 drops");
 	if (o.json)
 		printf("{\"runs\": [");
 	for (unsigned i = 0; i < o.nthreads; i++)
