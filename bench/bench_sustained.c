@@ -509,8 +509,8 @@ defaults(struct opts *o)
 	o->probe_s = 2;
 	o->start_rate = 1e6;
 	o->chunk_kib = 1024;
-	o->prefill = 8;
-	o->memory_mib = 64;
+	o->prefill = 64;
+	o->memory_mib = 512;
 	o->flush_us = 1000;
 	snprintf(path, sizeof(path), "%s/rtprof-sustained-%d.dump",
 	    tmp != NULL ? tmp : "/tmp", (int)getpid());

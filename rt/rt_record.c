@@ -19,7 +19,7 @@ RTPROF_API uint64_t rtprof__state;
  * unregistered thread always takes the slow path and returns at once. */
 RTPROF_API __thread struct rtprof__tls rtprof__tls
     __attribute__((tls_model("initial-exec"))) = {
-	sizeof(struct rtprof__tls), 0, 0, NULL, NULL, NULL, NULL, 0, NULL
+	sizeof(struct rtprof__tls), 0, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL
 };
 
 /* The process's tick clock, chosen once by core/clock.c at load time:
@@ -98,7 +98,7 @@ rtprof__retire(struct rtprof__tls *t, struct rtprof__thread *th)
 		    memory_order_relaxed);
 	}
 	t->commit = NULL;
-	t->pos = t->end = t->base = NULL;
+	t->pos = t->end = t->lim = t->base = NULL;
 }
 
 /* The per-generation counters of @th start again for generation @gen.
@@ -170,6 +170,7 @@ take_chunk(struct rtprof__tls *t, struct rtprof__thread *th, uint64_t s)
 	t->commit = &c->commit;
 	t->base = t->pos = c->data;
 	t->end = c->data + c->size;
+	t->lim = t->end - RTPROF__SMALL + 1;
 	prefetch_next(th);
 	/* release: c's header fields before the collector sees c in cur;
 	 * pairs with the acquire in rtprof__chunk_snapshot(). */

@@ -301,6 +301,8 @@ struct rtprof__chunk_commit {
  * (counted) instead of writing into the space being filled.
  */
 #define RTPROF__BUSY (~(uint64_t)0)
+/* The largest record checked against `lim` (markers, counters). */
+#define RTPROF__SMALL 32
 /* Or'ed into `expect` on a thread that cannot read the tick counter
  * inline: no state word matches, so every event goes through the library,
  * which reads the clock. */
@@ -316,6 +318,9 @@ struct rtprof__tls {
 	uint64_t expect;
 	unsigned char *pos;      /* next free byte of the current chunk */
 	unsigned char *end;      /* end of the current chunk's data area */
+	/* end - RTPROF__SMALL + 1: a record of at most RTPROF__SMALL bytes
+	 * fits when pos < lim (one compare); NULL without a chunk. */
+	unsigned char *lim;
 	unsigned char *base;     /* start of the current chunk's data area */
 	struct rtprof__chunk_commit *commit;
 	uint64_t saved;          /* `expect` to restore at rtprof__close() */
@@ -491,7 +496,11 @@ rtprof__claim(size_t size, uint64_t *e, unsigned char **p)
 	t->expect = RTPROF__BUSY;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	*p = t->pos;
-	/* pos + size is compared as an integer: no chunk is pos = end = 0. */
+	/* A small record of a size known here: pos < lim, one compare.
+	 * Otherwise pos + size <= end, as integers. No chunk: all are NULL. */
+	if (__builtin_constant_p(size) && size <= RTPROF__SMALL)
+		return RTPROF_LIKELY(rtprof__state_load() == *e &&
+		    (uintptr_t)*p < (uintptr_t)t->lim);
 	return RTPROF_LIKELY(rtprof__state_load() == *e &&
 	    (uintptr_t)*p + size <= (uintptr_t)t->end);
 }
@@ -506,7 +515,9 @@ rtprof__commit(unsigned char *p, size_t size, uint64_t e)
 {
 	struct rtprof__tls *t = &rtprof__tls;
 
-	t->pos = p + size;
+	/* += rather than p + size: the record's bytes (char stores) may alias
+	 * `pos` for the compiler, which reloads it anyway; one add to memory. */
+	t->pos += size;
 	rtprof__commit_add(t->commit, ((uint64_t)1 << 32) + size);
 	/* Start the page walk and line fill of the next 4 KiB page ~100
 	 * records early: without it the record that crosses a page pays a TLB
