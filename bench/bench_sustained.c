@@ -25,7 +25,8 @@
  * Search: probes of P seconds from R0 (1e6/s per thread), doubling while
  * they pass, then 5 bisection steps between the last pass and the first
  * failure; the best passing rate is then confirmed with a run of S
- * seconds, and lowered by 10% until a confirmation passes (at most 4).
+ * seconds, and lowered until a confirmation passes (at most 4 runs; see
+ * confirm()).
  * The figures reported are those of the confirming run: rate per thread
  * and total, bytes written, writer MB/s (bytes of the dump / run wall
  * time), the writer thread's CPU time, and the load average.
@@ -415,12 +416,17 @@ struct result {
 	int confirmed;
 };
 
-/* Confirm @rate with full-length runs, 10% lower after each failure. */
+/*
+ * Confirm @rate with full-length runs. After a failure the next rate is
+ * 95% of what that run recorded per second (offered - dropped), and at
+ * most 90% of the rate tried: a short probe can pass above what the
+ * writer sustains for longer (the page cache's dirty limit is reached).
+ */
 static void
 confirm(const struct opts *o, unsigned n, double rate, struct result *res)
 {
-	for (int i = 0; i < 4 && rate > 0; i++, rate *= 0.9) {
-		double f0, f1, c0, c1;
+	for (int i = 0; i < 4 && rate > 0; i++) {
+		double f0, f1, c0, c1, kept;
 
 		res->load = loadavg();
 		f0 = write_floor(o, (uint64_t)(rate * n * 22 * o->seconds), &c0);
@@ -434,6 +440,8 @@ confirm(const struct opts *o, unsigned n, double rate, struct result *res)
 			res->confirmed = 1;
 			return;
 		}
+		kept = (double)(res->r.offered - res->r.drops) / n / o->seconds;
+		rate = 0.95 * kept < 0.9 * rate ? 0.95 * kept : 0.9 * rate;
 	}
 }
 
