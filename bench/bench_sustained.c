@@ -8,7 +8,7 @@
  *   bench_sustained [--threads N[,N...]] [--seconds S] [--probe-s P]
  *                   [--chunk-kib C] [--prefill K] [--memory-mib M]
  *                   [--flush-us U] [--file PATH] [--start-rate R]
- *                   [--fifo] [--json]
+ *                   [--trim-mib T] [--fifo] [--json]
  *
  * Method. A run: a session streams to PATH (truncated; RTPROF_MODE_STREAM,
  * chunk C KiB, prefill K, memory_limit M MiB: the buffer between the
@@ -47,6 +47,8 @@
  */
 
 #include <dirent.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -66,7 +68,7 @@ struct opts {
 	unsigned threads[8], nthreads;
 	double seconds, probe_s, start_rate;
 	uint32_t chunk_kib, prefill, flush_us;
-	uint64_t memory_mib;
+	uint64_t memory_mib, trim_mib;
 	const char *file;
 	int fifo, json;
 };
@@ -202,6 +204,46 @@ writer_fifo(pid_t tid)
 		fprintf(stderr, "bench_sustained: writer SCHED_FIFO refused\n");
 }
 
+/*
+ * The file is cut back to nothing (ftruncate) whenever it holds more than
+ * --trim-mib: the writes go on at their offset (a sparse file), so the
+ * page cache holds at most that much of it and the kernel's dirty-page
+ * limits never throttle the writes (10 s at GB/s would otherwise fill
+ * them and the disk's writeback would set the rate). The write() floor
+ * is cut back the same way.
+ */
+struct trimmer {
+	pthread_t th;
+	int fd;
+	off_t limit;
+	atomic_int stop;
+};
+
+/* Cut @fd back when it holds more than @limit bytes (blocks: the file is
+ * sparse after the first cut). */
+static void
+trim_fd(int fd, off_t limit)
+{
+	struct stat st;
+
+	if (limit > 0 && fstat(fd, &st) == 0 && (off_t)st.st_blocks * 512 > limit)
+		(void)ftruncate(fd, 0);
+}
+
+/* Context: its own thread, while a run lasts. */
+static void *
+trimmer_main(void *arg)
+{
+	struct trimmer *tr = arg;
+	struct timespec ts = { 0, 5000000 };
+
+	while (!atomic_load(&tr->stop)) {
+		trim_fd(tr->fd, tr->limit);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
 static int
 start_session(const struct opts *o, int fd)
 {
@@ -264,6 +306,7 @@ run_once(const struct opts *o, unsigned n, double rate, double seconds,
 	uint64_t t0;
 	double cpu0;
 	pid_t wtid;
+	struct trimmer tr;
 	int fd = open(o->file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 	if (fd < 0 || start_session(o, fd) != 0) {
@@ -277,6 +320,11 @@ run_once(const struct opts *o, unsigned n, double rate, double seconds,
 	pthread_barrier_init(&go, NULL, n + 1);
 	if (spawn(w, n, o, rate, seconds, &go) != 0)
 		return -1;
+	tr.fd = fd;
+	tr.limit = (off_t)(o->trim_mib << 20);
+	atomic_init(&tr.stop, 0);
+	if (o->trim_mib != 0)
+		pthread_create(&tr.th, NULL, trimmer_main, &tr);
 	wtid = writer_tid();
 	if (o->fifo)
 		writer_fifo(wtid);
@@ -287,6 +335,9 @@ run_once(const struct opts *o, unsigned n, double rate, double seconds,
 		pthread_join(w[i].th, NULL);
 	r->writer_cpu = thread_cpu_s(wtid) - cpu0;
 	rtprof_session_stop();
+	atomic_store(&tr.stop, 1);
+	if (o->trim_mib != 0)
+		pthread_join(tr.th, NULL);
 	r->wall = (double)(now_ns() - t0) / 1e9;
 	rtprof_session_status_get(&ss);
 	r->bytes = ss.bytes_written;
@@ -310,7 +361,8 @@ own_cpu_s(void)
 }
 
 /* MB/s of a plain write() loop of chunk-sized blocks, @bytes in all, to
- * the same file (truncated); *@cpu_per_mb: its CPU seconds per MB. */
+ * the same file (truncated, and cut back like the run's); *@cpu_per_mb:
+ * its CPU seconds per MB. */
 static double
 write_floor(const struct opts *o, uint64_t bytes, double *cpu_per_mb)
 {
@@ -333,6 +385,8 @@ write_floor(const struct opts *o, uint64_t bytes, double *cpu_per_mb)
 		if (k <= 0)
 			break;
 		done += (uint64_t)k;
+		if ((done & ((64u << 20) - 1)) < blk)
+			trim_fd(fd, (off_t)(o->trim_mib << 20));
 	}
 	t0 = now_ns() - t0;
 	*cpu_per_mb = (own_cpu_s() - cpu) / ((double)done / 1e6);
@@ -480,7 +534,7 @@ usage(void)
 	fprintf(stderr, "usage: bench_sustained [--threads N[,N...]] "
 	    "[--seconds S] [--probe-s P] [--chunk-kib C] [--prefill K] "
 	    "[--memory-mib M] [--flush-us U] [--file PATH] [--start-rate R] "
-	    "[--fifo] [--json]\n");
+	    "[--trim-mib T] [--fifo] [--json]\n");
 	exit(2);
 }
 
@@ -519,6 +573,7 @@ defaults(struct opts *o)
 	o->chunk_kib = 1024;
 	o->prefill = 64;
 	o->memory_mib = 512;
+	o->trim_mib = 256;
 	o->flush_us = 1000;
 	snprintf(path, sizeof(path), "%s/rtprof-sustained-%d.dump",
 	    tmp != NULL ? tmp : "/tmp", (int)getpid());
@@ -557,6 +612,8 @@ parse(struct opts *o, int argc, char **argv)
 			o->memory_mib = (uint64_t)atoll(v);
 		else if (!strcmp(a, "--flush-us"))
 			o->flush_us = (uint32_t)atoi(v);
+		else if (!strcmp(a, "--trim-mib"))
+			o->trim_mib = (uint64_t)atoll(v);
 		else if (!strcmp(a, "--file"))
 			o->file = v;
 		else if (!strcmp(a, "--start-rate"))
