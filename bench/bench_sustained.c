@@ -8,7 +8,7 @@
  *   bench_sustained [--threads N[,N...]] [--seconds S] [--probe-s P]
  *                   [--chunk-kib C] [--prefill K] [--memory-mib M]
  *                   [--flush-us U] [--file PATH] [--start-rate R]
- *                   [--trim-mib T] [--fifo] [--json]
+ *                   [--trim-mib T] [--floor-ring-mib F] [--fifo] [--json]
  *
  * Method. A run: a session streams to PATH (truncated; RTPROF_MODE_STREAM,
  * chunk C KiB, prefill K, memory_limit M MiB: the buffer between the
@@ -39,6 +39,11 @@
  * is the threads' byte rate: when the threads cannot produce faster than
  * the writer drains (CPU-bound), the ratio says so (see BENCHMARKS.md).
  *
+ * --floor-ring-mib F: the floor writes its blocks in turn from F MiB of
+ * memory instead of one block: data that is not in the cache, as the
+ * writer's chunks (written by the recording threads on other CPUs) are
+ * not; the plain loop (F = 0, the default) writes one cache-hot block.
+ *
  * --fifo: the recording threads, the writer thread and the write() floor
  * run SCHED_FIFO 50, so that other tenants of a shared machine do not
  * decide the figures (needs root or CAP_SYS_NICE).
@@ -68,7 +73,7 @@ struct opts {
 	unsigned threads[8], nthreads;
 	double seconds, probe_s, start_rate;
 	uint32_t chunk_kib, prefill, flush_us;
-	uint64_t memory_mib, trim_mib;
+	uint64_t memory_mib, trim_mib, floor_ring_mib;
 	const char *file;
 	int fifo, json;
 };
@@ -367,21 +372,24 @@ static double
 write_floor(const struct opts *o, uint64_t bytes, double *cpu_per_mb)
 {
 	size_t blk = (size_t)o->chunk_kib << 10;
-	unsigned char *buf = malloc(blk);
+	size_t ring = o->floor_ring_mib != 0 ? (size_t)o->floor_ring_mib << 20 : blk;
+	unsigned char *buf = malloc(ring);
 	int fd = open(o->file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	uint64_t done = 0, t0;
+	size_t at = 0;
 	double cpu;
 
 	if (buf == NULL || fd < 0) {
 		free(buf);
 		return 0;
 	}
-	memset(buf, 0x5a, blk);
+	memset(buf, 0x5a, ring);
 	cpu = own_cpu_s();
 	t0 = now_ns();
 	while (done < bytes) {
-		ssize_t k = write(fd, buf, blk);
+		ssize_t k = write(fd, buf + at, blk);
 
+		at = at + 2 * blk <= ring ? at + blk : 0;
 		if (k <= 0)
 			break;
 		done += (uint64_t)k;
@@ -534,7 +542,7 @@ usage(void)
 	fprintf(stderr, "usage: bench_sustained [--threads N[,N...]] "
 	    "[--seconds S] [--probe-s P] [--chunk-kib C] [--prefill K] "
 	    "[--memory-mib M] [--flush-us U] [--file PATH] [--start-rate R] "
-	    "[--trim-mib T] [--fifo] [--json]\n");
+	    "[--trim-mib T] [--floor-ring-mib F] [--fifo] [--json]\n");
 	exit(2);
 }
 
@@ -612,6 +620,8 @@ parse(struct opts *o, int argc, char **argv)
 			o->memory_mib = (uint64_t)atoll(v);
 		else if (!strcmp(a, "--flush-us"))
 			o->flush_us = (uint32_t)atoi(v);
+		else if (!strcmp(a, "--floor-ring-mib"))
+			o->floor_ring_mib = (uint64_t)atoll(v);
 		else if (!strcmp(a, "--trim-mib"))
 			o->trim_mib = (uint64_t)atoll(v);
 		else if (!strcmp(a, "--file"))
