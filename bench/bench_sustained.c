@@ -65,6 +65,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "rtprof.h"
 
 #define MAX_THREADS 64
@@ -99,15 +100,6 @@ struct run {
 	double writer_cpu;       /* s of the writer thread's CPU time */
 	int kept_pace, pass;
 };
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void
 sleep_until(uint64_t ns)
@@ -145,7 +137,7 @@ worker_main(void *arg)
 	steps = (uint64_t)(w->seconds * 1000.0);
 	w->target = (uint64_t)(per_step * (double)steps);
 	pthread_barrier_wait(w->go);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (uint64_t i = 1; i <= steps; i++) {
 		due = (uint64_t)(per_step * (double)i);
 		while (w->offered < due) {
@@ -154,7 +146,7 @@ worker_main(void *arg)
 		}
 		sleep_until(t0 + i * step);
 	}
-	w->elapsed = (double)(now_ns() - t0) / 1e9;
+	w->elapsed = (double)(bench_now_ns() - t0) / 1e9;
 	rtprof_thread_stats_get(&w->st);
 	rtprof_thread_unregister();
 	return NULL;
@@ -335,7 +327,7 @@ run_once(const struct opts *o, unsigned n, double rate, double seconds,
 		writer_fifo(wtid);
 	cpu0 = thread_cpu_s(wtid);
 	pthread_barrier_wait(&go);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (unsigned i = 0; i < n; i++)
 		pthread_join(w[i].th, NULL);
 	r->writer_cpu = thread_cpu_s(wtid) - cpu0;
@@ -343,7 +335,7 @@ run_once(const struct opts *o, unsigned n, double rate, double seconds,
 	atomic_store(&tr.stop, 1);
 	if (o->trim_mib != 0)
 		pthread_join(tr.th, NULL);
-	r->wall = (double)(now_ns() - t0) / 1e9;
+	r->wall = (double)(bench_now_ns() - t0) / 1e9;
 	rtprof_session_status_get(&ss);
 	r->bytes = ss.bytes_written;
 	r->chunks_lost = ss.chunks_lost;
@@ -385,7 +377,7 @@ write_floor(const struct opts *o, uint64_t bytes, double *cpu_per_mb)
 	}
 	memset(buf, 0x5a, ring);
 	cpu = own_cpu_s();
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	while (done < bytes) {
 		ssize_t k = write(fd, buf + at, blk);
 
@@ -396,7 +388,7 @@ write_floor(const struct opts *o, uint64_t bytes, double *cpu_per_mb)
 		if ((done & ((64u << 20) - 1)) < blk)
 			trim_fd(fd, (off_t)(o->trim_mib << 20));
 	}
-	t0 = now_ns() - t0;
+	t0 = bench_now_ns() - t0;
 	*cpu_per_mb = (own_cpu_s() - cpu) / ((double)done / 1e6);
 	close(fd);
 	free(buf);

@@ -1376,15 +1376,6 @@ write_string(struct rtprof__session *s, uint64_t ref)
 	msgpack_sbuffer_destroy(&b);
 }
 
-static uint64_t
-get_be64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return __builtin_bswap64(v);
-}
-
 /*
  * The records rtprof__mark4() and rtprof__counter_rec() write, read
  * without the general walker (most records of a busy stream): an instant,
@@ -1399,13 +1390,13 @@ fast_record(const unsigned char *p, size_t n, uint64_t *t0, uint64_t *name)
 		return 0;
 	if (p[1] >= RTPROF__REC_INSTANT && p[1] <= RTPROF__REC_END &&
 	    p[11] == 0xd7 && p[12] == 0x01 && p[21] < 0x80) {
-		*t0 = get_be64(p + 3);
-		*name = get_be64(p + 13);
+		*t0 = rtprof_be64(p + 3);
+		*name = rtprof_be64(p + 13);
 		return 22;
 	}
 	if (p[1] == RTPROF__REC_COUNTER && n >= 23 && p[11] == 0xcd &&
 	    p[14] == 0xd3) {
-		*t0 = get_be64(p + 3);
+		*t0 = rtprof_be64(p + 3);
 		*name = 0;
 		return 23;
 	}
