@@ -1808,15 +1808,15 @@ compute_targets(struct bench_target *t)
 		t[n++] = (struct bench_target){ "cost_d10_10k_le_1.2x_floor",
 			"ns stolen per sample, depth 10, 10 kHz, alternating "
 			"blocks: rtprof / empty-handler floor <= 1.2",
-			r10->cost_ns / f10->cost_ns, 1.2, f10->cost_ns > 0 };
+			r10->cost_ns / f10->cost_ns, 1.2, f10->cost_ns > 0, 0 };
 		t[n++] = (struct bench_target){ "cost_d10_1k_le_1.2x_floor",
 			"the same at 1 kHz (10x fewer samples: noisier)",
-			r1->cost_ns / f1->cost_ns, 1.2, f1->cost_ns > 0 };
+			r1->cost_ns / f1->cost_ns, 1.2, f1->cost_ns > 0, 0 };
 		t[n++] = (struct bench_target){ "overhead_d10_1k_le_1pct",
 			"target work rate lost at 1 kHz, depth 10, alternating "
-			"blocks, %", r1->ovh_pct, 1, r1->pairs > 0 };
+			"blocks, %", r1->ovh_pct, 1, r1->pairs > 0, 0 };
 		t[n++] = (struct bench_target){ "overhead_d50_1k_le_1pct",
-			"the same at depth 50, %", r1d->ovh_pct, 1, r1d->pairs > 0 };
+			"the same at depth 50, %", r1d->ovh_pct, 1, r1d->pairs > 0, 0 };
 	} else if (done_steal) {
 		const struct steal_cfg *f10 = cfg_get(0, "floor_10k");
 		const struct steal_cfg *r10 = cfg_get(0, "rtprof_10k");
@@ -1828,22 +1828,22 @@ compute_targets(struct bench_target *t)
 			"ns stolen per sample (CPU clock), depth 10, 10 kHz: "
 			"rtprof / empty-handler floor <= 1.2",
 			r10->cost_cpu_ns / f10->cost_cpu_ns, 1.2,
-			f10->cost_cpu_ns > 0 };
+			f10->cost_cpu_ns > 0, 0 };
 		t[n++] = (struct bench_target){ "cost_d10_1k_le_1.2x_floor",
 			"the same at 1 kHz (10x fewer samples: noisier)",
 			r1->cost_cpu_ns / f1->cost_cpu_ns, 1.2,
-			f1->cost_cpu_ns > 0 };
+			f1->cost_cpu_ns > 0, 0 };
 		t[n++] = (struct bench_target){ "overhead_d10_1k_le_1pct",
 			"target work rate (CPU clock) lost at 1 kHz, depth 10, %",
-			100 * r1->ovh_cpu, 1, 1 };
+			100 * r1->ovh_cpu, 1, 1, 0 };
 		t[n++] = (struct bench_target){ "overhead_d50_1k_le_1pct",
-			"the same at depth 50, %", 100 * r1d->ovh_cpu, 1, 1 };
+			"the same at depth 50, %", 100 * r1d->ovh_cpu, 1, 1, 0 };
 	}
 	if (slr.done)
 		t[n++] = (struct bench_target){ "sleepers_flat",
 			"median ns per tick spent on the sleepers, last second / "
 			"first second <= 1.25 (this benchmark's rule for flat)",
-			slr.ratio, 1.25, slr.secs >= 2 };
+			slr.ratio, 1.25, slr.secs >= 2, 0 };
 	return n;
 }
 

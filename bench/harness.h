@@ -243,6 +243,14 @@ struct bench_target {
 	const char *rule;
 	double value, limit;
 	int known;              /* measured in this run */
+	uint64_t drops;         /* events its run(s) dropped: > 0 fails it */
 };
+
+/* A target passes when measured, without drops, within its limit. */
+static inline int
+bench_target_pass(const struct bench_target *t)
+{
+	return t->known && t->drops == 0 && t->value <= t->limit;
+}
 
 #endif /* RTPROF_BENCH_HARNESS_H */

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "wire.h"
 
@@ -45,6 +46,16 @@ void rtprof_frame_hdr_encode(unsigned char out[RTPROF_FRAME_HEADER_SIZE],
  */
 int rtprof_frame_hdr_decode(const unsigned char in[RTPROF_FRAME_HEADER_SIZE],
     struct rtprof_frame_hdr *h);
+
+/* A big-endian 64-bit integer (msgpack's), for the core's record pass. */
+static inline uint64_t
+rtprof_be64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return __builtin_bswap64(v);
+}
 
 /* Little-endian helpers shared by the codec. */
 static inline uint32_t

@@ -51,6 +51,10 @@
 /* rtprof__chunk.alloc bits. Under the core mutex. */
 #define POOL_PAGED 1u           /* page-aligned, whole pages */
 #define POOL_LOCKED 2u          /* mlock'ed */
+#define POOL_MAPPED 4u          /* its own mapping on huge pages (munmap) */
+#define POOL_HUGETLB 8u         /* ... from the hugetlbfs pool */
+
+#define POOL_HUGE (2u << 20)    /* x86-64 and arm64 (4 KiB granule) */
 
 static size_t
 page_size(void)
@@ -109,6 +113,88 @@ ncurrent(const struct rtprof__core *c)
 	return n != NULL ? *n : 0;
 }
 
+/*
+ * Huge pages for chunks of at least 2 MiB: records are written
+ * sequentially through every chunk in turn, more memory than the TLB
+ * covers in 4 KiB pages, so each 4 KiB page crossing is a page walk (the
+ * p99.99 tail, BENCHMARKS.md). A chunk gets a mapping of its own, 2 MiB
+ * aligned: from the reserved hugetlbfs pool (MAP_HUGETLB) when the system
+ * has one, else transparent huge pages asked with MADV_HUGEPAGE over its
+ * whole 2 MiB extents (the rest stays on 4 KiB pages); memset then
+ * faults the huge pages in, on this thread, never on a recording one.
+ * RTPROF_HUGEPAGES=0 in the environment: never (plain allocation).
+ */
+static size_t
+round_up(size_t n, size_t to)
+{
+	return (n + to - 1) / to * to;
+}
+
+static int
+huge_wanted(const struct rtprof__core *c)
+{
+	static int env = -1;
+
+	if (env < 0) {
+		const char *e = getenv("RTPROF_HUGEPAGES");
+
+		env = e == NULL || strcmp(e, "0") != 0;
+	}
+	return env && c->chunk_bytes >= POOL_HUGE;
+}
+
+/* A 2 MiB-aligned mapping of @len bytes on transparent huge pages. */
+static void *
+map_thp(size_t len)
+{
+	size_t span = len + POOL_HUGE;
+	char *m = mmap(NULL, span, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *a;
+
+	if (m == MAP_FAILED)
+		return NULL;
+	a = (char *)round_up((uintptr_t)m, POOL_HUGE);
+	if (a > m)
+		munmap(m, (size_t)(a - m));
+	if (m + span > a + len)
+		munmap(a + len, (size_t)(m + span - (a + len)));
+	(void)madvise(a, len / POOL_HUGE * POOL_HUGE, MADV_HUGEPAGE);
+	return a;
+}
+
+/* A chunk on huge pages (k->alloc says which), or NULL. */
+static struct rtprof__chunk *
+chunk_map(const struct rtprof__core *c, size_t len)
+{
+	void *m;
+
+#ifdef MAP_HUGETLB
+	m = mmap(NULL, round_up(len, POOL_HUGE), PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (m != MAP_FAILED) {
+		((struct rtprof__chunk *)m)->alloc = POOL_MAPPED | POOL_HUGETLB;
+		return m;
+	}
+#endif
+	(void)c;
+	if ((m = map_thp(len)) == NULL)
+		return NULL;
+	((struct rtprof__chunk *)m)->alloc = POOL_MAPPED;
+	return m;
+}
+
+/* Release @k's memory, @bytes of it. */
+static void
+chunk_release(struct rtprof__chunk *k, size_t bytes)
+{
+	if (k->alloc & POOL_HUGETLB)
+		munmap(k, round_up(bytes, POOL_HUGE));
+	else if (k->alloc & POOL_MAPPED)
+		munmap(k, round_up(bytes, page_size()));
+	else
+		free(k);
+}
+
 /* Frees @k (of any size). */
 static void
 chunk_free(struct rtprof__core *c, struct rtprof__chunk *k)
@@ -123,7 +209,7 @@ chunk_free(struct rtprof__core *c, struct rtprof__chunk *k)
 	c->memory -= bytes;
 	if (k->alloc & POOL_LOCKED)
 		munlock(k, bytes);
-	free(k);
+	chunk_release(k, bytes);
 }
 
 static struct rtprof__chunk *
@@ -137,13 +223,20 @@ chunk_new(struct rtprof__core *c)
 	/* aligned_alloc + memset: every page is touched now, not on an RT
 	 * thread's first write, and padding is zero (no uninitialised memory
 	 * reaches a dump). */
-	k = aligned_alloc(c->lock_memory ? page_size() : RTPROF__CACHELINE,
-	    c->chunk_bytes);
-	if (k == NULL)
-		return NULL;
-	memset(k, 0, c->chunk_bytes);
+	if (huge_wanted(c) && (k = chunk_map(c, c->chunk_bytes)) != NULL) {
+		unsigned a = k->alloc;
+
+		memset(k, 0, c->chunk_bytes);
+		k->alloc = a;
+	} else {
+		k = aligned_alloc(c->lock_memory ? page_size() :
+		    RTPROF__CACHELINE, c->chunk_bytes);
+		if (k == NULL)
+			return NULL;
+		memset(k, 0, c->chunk_bytes);
+	}
 	k->size = c->chunk_size;
-	k->alloc = c->lock_memory ? POOL_PAGED : 0;
+	k->alloc |= c->lock_memory ? POOL_PAGED : 0;
 	(*n)++;
 	c->nchunks++;
 	c->memory += c->chunk_bytes;

@@ -131,13 +131,12 @@ unregister(struct rtprof__thread *th)
 	 * records meanwhile drops its event (counted) instead of handing the
 	 * chunk back a second time (it would be queued on `full` twice and
 	 * freed while still queued). */
-	t->nesting++;
+	t->expect = RTPROF__BUSY;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rtprof__retire(t, th);
 	t->thread = NULL;
-	t->expect = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->nesting--;
+	t->expect = 0;
 	if (th->name_from_comm)
 		prctl(PR_GET_NAME, comm, 0, 0, 0);
 	lk = rtprof__lock();
@@ -354,6 +353,11 @@ rtprof_counter_declare_kind(const char *name, const char *category,
 		return NULL;
 	}
 	d->pub.id = (uint16_t)c->ncounters;
+	/* The counter record's bytes 11-14 (rtprof__counter_rec()). */
+	d->pub.rec_tag[0] = 0xcd;
+	d->pub.rec_tag[1] = (unsigned char)(d->pub.id >> 8);
+	d->pub.rec_tag[2] = (unsigned char)d->pub.id;
+	d->pub.rec_tag[3] = 0xd3;
 	c->counters[c->ncounters++] = d;
 	c->memory += sizeof(*d);
 	rtprof__writer_kick(lk);

@@ -24,7 +24,7 @@ static void
 publish_state(uint64_t s)
 {
 	/* release: the session set up under the lock before the word; pairs
-	 * with the acquire loads in rtprof__open() / rtprof__open_slow(). */
+	 * with the acquire loads in rtprof__claim() / rtprof__reserve_slow(). */
 	__atomic_store_n(&rtprof__state, s, __ATOMIC_RELEASE);
 }
 

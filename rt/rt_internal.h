@@ -98,7 +98,7 @@ struct rtprof__chunk {
 	uint64_t flushed __attribute__((aligned(RTPROF__CACHELINE)));
 	struct rtprof__chunk *next; /* pool free list or session queue */
 	uint64_t gen;               /* generation, copied from state */
-	uint32_t alloc;             /* POOL_PAGED, POOL_LOCKED (pool.c) */
+	uint32_t alloc;             /* POOL_* bits (core/pool.c) */
 
 	unsigned char data[] __attribute__((aligned(RTPROF__CACHELINE)));
 };

@@ -19,7 +19,7 @@ RTPROF_API uint64_t rtprof__state;
  * unregistered thread always takes the slow path and returns at once. */
 RTPROF_API __thread struct rtprof__tls rtprof__tls
     __attribute__((tls_model("initial-exec"))) = {
-	sizeof(struct rtprof__tls), 0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL
+	sizeof(struct rtprof__tls), 0, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL
 };
 
 /* The process's tick clock, chosen once by core/clock.c at load time:
@@ -58,7 +58,19 @@ stat_inc(_Atomic uint64_t *c)
 	    memory_order_relaxed);
 }
 
-/* Context: owner thread; RT-safe. */
+/* The chunk whose commit word is @cm. */
+static struct rtprof__chunk *
+chunk_of(struct rtprof__chunk_commit *cm)
+{
+	return (struct rtprof__chunk *)((char *)cm -
+	    offsetof(struct rtprof__chunk, commit));
+}
+
+/*
+ * Hand the current chunk back. Leaves `expect` to the caller, who holds
+ * the claim (RTPROF__BUSY) and sets it when it releases the claim.
+ * Context: owner thread, buffer claimed; RT-safe.
+ */
 void
 rtprof__retire(struct rtprof__tls *t, struct rtprof__thread *th)
 {
@@ -66,8 +78,7 @@ rtprof__retire(struct rtprof__tls *t, struct rtprof__thread *th)
 
 	if (t->commit == NULL)
 		return;
-	c = (struct rtprof__chunk *)((char *)t->commit -
-	    offsetof(struct rtprof__chunk, commit));
+	c = chunk_of(t->commit);
 	/* `cur` keeps pointing at c until the collector dequeues c and
 	 * clears it (drain() in core/writer.c): a snapshot between here and
 	 * the dequeue still finds c's records. Clearing it here first would
@@ -82,16 +93,55 @@ rtprof__retire(struct rtprof__tls *t, struct rtprof__thread *th)
 	 * are counted as dropped and the chunk is abandoned, never a crash. */
 	if (!ck_ring_enqueue_spsc(&th->full, th->full_buf, c)) {
 		atomic_store_explicit(&th->cur, NULL, memory_order_release);
-		atomic_fetch_add_explicit(&th->dropped_full, t->nrec,
+		atomic_fetch_add_explicit(&th->dropped_full,
+		    __atomic_load_n(&c->commit.word, __ATOMIC_RELAXED) >> 32,
 		    memory_order_relaxed);
 	}
 	t->commit = NULL;
-	t->pos = t->end = t->base = NULL;
-	t->expect = 0;
-	t->nrec = 0;
+	t->pos = t->end = t->lim = t->base = NULL;
 }
 
-/* Context: owner thread; RT-safe. Take an empty chunk for state @s. */
+/* The per-generation counters of @th start again for generation @gen.
+ * Context: owner thread. */
+static void
+owner_gen(struct rtprof__thread *th, uint32_t gen)
+{
+	if (th->o_gen == gen)
+		return;
+	th->o_gen = gen;
+	th->o_seq = 0;
+	th->o_drops_full = 0;
+	th->o_drops_nested = 0;
+}
+
+/*
+ * Start the page walks and line fills of the chunk the owner will take
+ * after this one (the next in its empty ring), a chunk's worth of records
+ * ahead: its header and first data lines, which the next chunk switch
+ * writes at once (the p99.99 tail, BENCHMARKS.md). Reads the ring as its
+ * consumer, as ck_ring_dequeue_spsc() does, without dequeuing. Prefetches
+ * never fault and change nothing the collector sees.
+ * Context: owner thread (the empty ring's consumer); RT-safe.
+ */
+static void
+prefetch_next(const struct rtprof__thread *th)
+{
+	const ck_ring_t *r = &th->empty;
+	unsigned int c = ck_pr_load_uint(&r->c_head);
+	const struct rtprof__chunk *n;
+
+	if (c == ck_pr_load_uint(&r->p_tail))
+		return;
+	ck_pr_fence_load();
+	n = ck_pr_load_ptr(&th->empty_buf[c & r->mask].value);
+	__builtin_prefetch(n, 1, 3);
+	__builtin_prefetch(&n->commit, 1, 3);
+	__builtin_prefetch(n->data, 1, 3);
+	__builtin_prefetch(n->data + 64, 1, 3);
+}
+
+/* Context: owner thread, buffer claimed; RT-safe. Take an empty chunk for
+ * state @s. */
 _Static_assert(24 + RTPROF_MAX_FIELDS * (2 + RTPROF_MAX_STRING) < RTPROF__MIN_CHUNK,
     "a record always fits in an empty chunk");
 
@@ -99,17 +149,11 @@ static int
 take_chunk(struct rtprof__tls *t, struct rtprof__thread *th, uint64_t s)
 {
 	struct rtprof__chunk *c;
-	uint32_t gen = RTPROF__STATE_GEN(s);
 
 	if (!ck_ring_dequeue_spsc(&th->empty, th->empty_buf, &c))
 		return -1;
 	RTPROF__HANDOVER_ACQUIRE(c);
-	if (th->o_gen != gen) {
-		th->o_gen = gen;
-		th->o_seq = 0;
-		th->o_drops_full = 0;
-		th->o_drops_nested = 0;
-	}
+	owner_gen(th, RTPROF__STATE_GEN(s));
 	c->state = s;
 	c->seq = th->o_seq++;
 	c->drops_full = th->o_drops_full;
@@ -126,83 +170,118 @@ take_chunk(struct rtprof__tls *t, struct rtprof__thread *th, uint64_t s)
 	t->commit = &c->commit;
 	t->base = t->pos = c->data;
 	t->end = c->data + c->size;
-	t->nrec = 0;
-	t->expect = s;
+	t->lim = t->end - RTPROF__SMALL + 1;
+	prefetch_next(th);
 	/* release: c's header fields before the collector sees c in cur;
 	 * pairs with the acquire in rtprof__chunk_snapshot(). */
 	atomic_store_explicit(&th->cur, c, memory_order_release);
 	return 0;
 }
 
+/* Count a re-entrant call (a signal handler interrupted a recording call)
+ * for the session running now: the drop must reach the dump with the next
+ * chunk taken, even while the interrupted call has none. RMWs: a handler
+ * can be interrupted by another one. Context: owner thread, nested. */
+static void
+drop_nested(struct rtprof__thread *th)
+{
+	uint32_t gen = RTPROF__STATE_GEN(__atomic_load_n(&rtprof__state,
+	    __ATOMIC_RELAXED));
+
+	atomic_fetch_add_explicit(&th->dropped_nested, 1, memory_order_relaxed);
+	owner_gen(th, gen);
+	__atomic_fetch_add(&th->o_drops_nested, 1, __ATOMIC_RELAXED);
+}
+
+/* `expect` for a chunk of state @s on this thread. */
+static uint64_t
+expect_for(const struct rtprof__tls *t, uint64_t s)
+{
+	return t->fast_clock ? s : s | RTPROF__NOCLOCK;
+}
+
 /*
- * rtprof__open_slow - the rare cases of rtprof__open(): another session,
- * paused, chunk full, re-entrant call, unregistered thread. Entered with the
- * buffer claimed (nesting = @nest + 1), so a signal handler cannot enter
- * the ring operations below; releases the claim when it returns NULL.
+ * rtprof__reserve_slow - the rare cases of rtprof__claim(): another
+ * session, paused, chunk full, re-entrant call, unregistered thread, no
+ * inline clock. Entered with the buffer claimed (`expect` RTPROF__BUSY) and
+ * @e, what `expect` was before the claim (RTPROF__BUSY: a re-entrant call).
  * Context: owner thread; RT-safe (at most one ring enqueue and one dequeue).
+ * Return: where to write @max bytes, the claim kept and `saved` set for
+ * rtprof__close(); or NULL, the claim released, the drop counted.
  */
 RTPROF_API unsigned char *
-rtprof__open_slow(size_t max, uint32_t nest)
+rtprof__reserve_slow(size_t max, uint64_t e)
 {
 	struct rtprof__tls *t = &rtprof__tls;
 	struct rtprof__thread *th = t->thread;
-	uint64_t s;
+	uint64_t s, ne = e;
 
-	if (nest != 0) {
-		/* Re-entrant: a signal handler interrupted a recording call. */
-		if (th != NULL) {
-			/* Count it for the session running now: t->expect is
-			 * 0 while the interrupted call has no chunk (retired,
-			 * or none free), and the drop must still reach the
-			 * dump with the next chunk taken. RMWs: a handler can
-			 * be interrupted by another one. */
-			uint32_t gen = RTPROF__STATE_GEN(__atomic_load_n(
-			    &rtprof__state, __ATOMIC_RELAXED));
-
-			atomic_fetch_add_explicit(&th->dropped_nested, 1,
-			    memory_order_relaxed);
-			if (th->o_gen != gen) {
-				th->o_gen = gen;
-				th->o_seq = 0;
-				th->o_drops_full = 0;
-				th->o_drops_nested = 0;
-			}
-			__atomic_fetch_add(&th->o_drops_nested, 1,
-			    __ATOMIC_RELAXED);
-		}
+	if (e == RTPROF__BUSY) {
+		if (th != NULL)
+			drop_nested(th);
 		goto out;
 	}
 	if (th == NULL)
 		goto out;
-	/* acquire: as in rtprof__open(). */
+	/* acquire: as in rtprof__claim(). */
 	s = __atomic_load_n(&rtprof__state, __ATOMIC_ACQUIRE);
 	if (t->commit != NULL &&
-	    (RTPROF__STATE_GEN(t->expect) != RTPROF__STATE_GEN(s) ||
-	     (size_t)(t->end - t->pos) < max))
+	    (RTPROF__STATE_GEN(chunk_of(t->commit)->state) !=
+	     RTPROF__STATE_GEN(s) || (size_t)(t->end - t->pos) < max)) {
 		rtprof__retire(t, th);
+		ne = 0;
+	}
 	if (!(s & RTPROF__RUNNING) || (s & RTPROF__PAUSED)) {
 		stat_inc(&th->outside);
 		goto out;
 	}
 	if (t->commit == NULL && take_chunk(t, th, s) != 0) {
 		stat_inc(&th->dropped_full);
-		if (th->o_gen != RTPROF__STATE_GEN(s)) {
-			th->o_gen = RTPROF__STATE_GEN(s);
-			th->o_seq = 0;
-			th->o_drops_nested = 0;
-			th->o_drops_full = 0;
-		}
+		owner_gen(th, RTPROF__STATE_GEN(s));
 		th->o_drops_full++;
+		ne = 0;
 		goto out;
 	}
-	/* t->expect may hold the state without PAUSED while s is the same
-	 * generation resumed: both are equal now. */
-	t->expect = s;
+	/* The chunk may have been taken for the state without PAUSED while
+	 * s is the same generation resumed: both are equal now. */
+	t->saved = expect_for(t, s);
 	return t->pos;
 out:
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->nesting = nest;
+	t->expect = ne;
 	return NULL;
+}
+
+/* Context: owner thread, claimed by rtprof__mark4(); RT-safe. */
+RTPROF_API void
+rtprof__mark_slow(unsigned kind, const char *name, enum rtprof_category cat,
+    uint64_t e)
+{
+	unsigned char *p = rtprof__reserve_slow(22, e);
+
+	if (p == NULL)
+		return;
+	p[0] = 0x94;
+	p[1] = (unsigned char)kind;
+	p = rtprof__put_u64(p + 2, 0xcf, rtprof_now());
+	p = rtprof__put_ptr(p, name);
+	p[0] = (unsigned char)(cat & 0x7f);
+	rtprof__close(p + 1);
+}
+
+/* Context: owner thread, claimed by rtprof__counter_rec(); RT-safe. */
+RTPROF_API void
+rtprof__counter_slow(const struct rtprof_counter *c, int64_t v, uint64_t e)
+{
+	unsigned char *p = rtprof__reserve_slow(23, e);
+
+	if (p == NULL)
+		return;
+	p[0] = 0x94;
+	p[1] = RTPROF__REC_COUNTER;
+	p = rtprof__put_u64(p + 2, 0xcf, rtprof_now());
+	p = rtprof__put_u16(p, c->id);
+	rtprof__close(rtprof__put_u64(p, 0xd3, (uint64_t)v));
 }
 
 /*
@@ -219,14 +298,15 @@ rtprof__label_push(const char *label)
 {
 	struct rtprof__tls *t = &rtprof__tls;
 	struct rtprof__thread *th = t->thread;
-	uint32_t nest = t->nesting, d;
+	uint64_t e = t->expect;
+	uint32_t d;
 
 	if (th == NULL)
 		return;
-	t->nesting = nest + 1;
+	t->expect = RTPROF__BUSY;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	d = th->o_label_depth++;
-	if (nest == 0 && d < RTPROF_MAX_LABELS) {
+	if (e != RTPROF__BUSY && d < RTPROF_MAX_LABELS) {
 		ck_sequence_write_begin(&th->label_seq);
 		atomic_store_explicit(&th->labels[d], label, memory_order_relaxed);
 		/* The caller's stack pointer at this call. */
@@ -238,7 +318,7 @@ rtprof__label_push(const char *label)
 		ck_sequence_write_end(&th->label_seq);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->nesting = nest;
+	t->expect = e;
 }
 
 /* Context: owner thread; RT-safe, async-signal-safe. */
@@ -247,20 +327,21 @@ rtprof__label_pop(void)
 {
 	struct rtprof__tls *t = &rtprof__tls;
 	struct rtprof__thread *th = t->thread;
-	uint32_t nest = t->nesting, d;
+	uint64_t e = t->expect;
+	uint32_t d;
 
 	if (th == NULL || th->o_label_depth == 0)
 		return;
-	t->nesting = nest + 1;
+	t->expect = RTPROF__BUSY;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	d = --th->o_label_depth;
-	if (nest == 0 && d < RTPROF_MAX_LABELS) {
+	if (e != RTPROF__BUSY && d < RTPROF_MAX_LABELS) {
 		ck_sequence_write_begin(&th->label_seq);
 		atomic_store_explicit(&th->label_depth, d, memory_order_relaxed);
 		ck_sequence_write_end(&th->label_seq);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->nesting = nest;
+	t->expect = e;
 }
 
 static void

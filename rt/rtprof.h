@@ -169,6 +169,8 @@ typedef struct rtprof_counter {
 	uint16_t id;
 	uint16_t reserved;
 	int64_t value; /* current value; updated with __atomic builtins */
+	/* The record's bytes 11-14 (cd, id big-endian, d3), set once. */
+	unsigned char rec_tag[4];
 } rtprof_counter;
 
 /*
@@ -292,18 +294,36 @@ struct rtprof__chunk_commit {
 	uint64_t word;
 };
 
+/*
+ * `expect` while the thread writes a record: the thread's claim of its
+ * buffer. No state word equals it, so a signal handler that records
+ * meanwhile takes the slow path, which sees the claim and drops its event
+ * (counted) instead of writing into the space being filled.
+ */
+#define RTPROF__BUSY (~(uint64_t)0)
+/* The largest record checked against `lim` (markers, counters). */
+#define RTPROF__SMALL 32
+/* Or'ed into `expect` on a thread that cannot read the tick counter
+ * inline: no state word matches, so every event goes through the library,
+ * which reads the clock. */
+#define RTPROF__NOCLOCK ((uint64_t)1 << 62)
+
 /* The owner thread's recording state, thread-local, initial-exec TLS. */
 struct rtprof__tls {
 	uint32_t struct_size;
-	uint32_t nesting;        /* > 0 while a record is being written */
-	uint64_t expect;         /* state word the current chunk belongs to */
-	unsigned char *pos;      /* next free byte of the current chunk */
-	unsigned char *end;      /* end of the current chunk's data area */
-	unsigned char *base;     /* start of the current chunk's data area */
-	struct rtprof__chunk_commit *commit;
-	uint32_t nrec;           /* records in the current chunk */
 	uint32_t fast_clock;     /* 1: read the TSC/cntvct inline (registered
 				  * thread, usable counter); 0: ask the library */
+	/* The state word the current chunk belongs to (| RTPROF__NOCLOCK),
+	 * or RTPROF__BUSY while a record is being written (the claim). */
+	uint64_t expect;
+	unsigned char *pos;      /* next free byte of the current chunk */
+	unsigned char *end;      /* end of the current chunk's data area */
+	/* end - RTPROF__SMALL + 1: a record of at most RTPROF__SMALL bytes
+	 * fits when pos < lim (one compare); NULL without a chunk. */
+	unsigned char *lim;
+	unsigned char *base;     /* start of the current chunk's data area */
+	struct rtprof__chunk_commit *commit;
+	uint64_t saved;          /* `expect` to restore at rtprof__close() */
 	void *thread;            /* the registered thread, or NULL */
 };
 
@@ -312,7 +332,11 @@ extern RTPROF_API __thread struct rtprof__tls rtprof__tls
 extern RTPROF_API uint64_t rtprof__state;
 
 RTPROF_API uint64_t rtprof__now_fallback(void);
-RTPROF_API unsigned char *rtprof__open_slow(size_t max, uint32_t nest);
+RTPROF_API unsigned char *rtprof__reserve_slow(size_t max, uint64_t e);
+RTPROF_API void rtprof__mark_slow(unsigned kind, const char *name,
+    enum rtprof_category cat, uint64_t e);
+RTPROF_API void rtprof__counter_slow(const struct rtprof_counter *c,
+    int64_t v, uint64_t e);
 RTPROF_API void rtprof__label_push(const char *label);
 RTPROF_API void rtprof__label_pop(void);
 
@@ -346,6 +370,15 @@ rtprof_now(void)
 /* ------------------------------------------------------------------ */
 /* In-place msgpack encoding (fixed widths, so sizes are known up front) */
 
+/* 8 bytes big-endian, no tag. */
+RTPROF_INLINE void
+rtprof__put_be64(unsigned char *p, uint64_t v)
+{
+	uint64_t be = __builtin_bswap64(v);
+
+	memcpy(p, &be, 8);
+}
+
 RTPROF_INLINE unsigned char *
 rtprof__put_u64(unsigned char *p, unsigned char tag, uint64_t v)
 {
@@ -376,10 +409,127 @@ rtprof__put_ptr(unsigned char *p, const void *s)
 }
 
 /*
- * rtprof__open - reserve @max bytes in the owner's current chunk.
- * The thread first claims its buffer (nesting), then checks: a signal
- * handler that records in between sees the claim and drops its event
- * (counted), so it can never consume the space checked here.
+ * rtprof__tick - the tick counter read inline, for a thread whose `expect`
+ * matched the state word (so its counter is usable: RTPROF__NOCLOCK).
+ * Context: owner thread; RT-safe.
+ */
+RTPROF_INLINE uint64_t
+rtprof__tick(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	uint64_t v;
+
+	__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
+	return v;
+#else
+	return rtprof__now_fallback();
+#endif
+}
+
+#if defined(__SANITIZE_THREAD__)
+#define RTPROF__HDR_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RTPROF__HDR_TSAN 1
+#endif
+#endif
+
+/*
+ * rtprof__commit_add - publish @inc (1 << 32 | the record's bytes) in the
+ * chunk's commit word. Only the owner writes the word, so this needs no
+ * atomic read-modify-write, only a release store of the sum: on x86-64 one
+ * `add` to memory (a store is a release there; the clobber keeps the
+ * record's bytes before it). Pairs with the acquire load in
+ * rtprof__chunk_snapshot() (core/pool.c).
+ * Context: owner thread; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof__commit_add(struct rtprof__chunk_commit *c, uint64_t inc)
+{
+#if defined(__x86_64__) && !defined(RTPROF__HDR_TSAN)
+	__asm__ __volatile__("addq %1, %0" : "+m"(c->word) : "r"(inc) : "memory");
+#else
+	__atomic_store_n(&c->word, __atomic_load_n(&c->word, __ATOMIC_RELAXED) +
+	    inc, __ATOMIC_RELEASE);
+#endif
+}
+
+/*
+ * rtprof__state_load - the state word, acquire: pairs with the release
+ * store of a new state in rtprof_session_start(), so the session's setup is
+ * visible to what follows. On x86-64 every load is an acquire load; a plain
+ * read there lets the compiler compare the word in memory (one
+ * instruction), and the signal fence before it (in rtprof__claim) and the
+ * branch on it keep the compiler from moving it. Thread sanitizer builds
+ * and other targets use the atomic acquire load.
+ * Context: any thread; RT-safe.
+ */
+RTPROF_INLINE uint64_t
+rtprof__state_load(void)
+{
+#if defined(__x86_64__) && !defined(RTPROF__HDR_TSAN)
+	return rtprof__state;
+#else
+	return __atomic_load_n(&rtprof__state, __ATOMIC_ACQUIRE);
+#endif
+}
+
+/*
+ * rtprof__claim - claim the owner's buffer and reserve @size bytes in its
+ * current chunk. `expect` becomes RTPROF__BUSY first (a signal handler
+ * that records from here on drops its event, counted), then the state and
+ * the space are checked: a handler that ran before the claim has finished
+ * and its record is already behind `pos`.
+ * Context: owner thread; RT-safe, async-signal-safe.
+ * Return: nonzero with *@p where to write; zero: take the slow path. Either
+ * way *@e is `expect` before the claim, which the buffer keeps until
+ * rtprof__commit() or the slow path restores it.
+ */
+RTPROF_INLINE int
+rtprof__claim(size_t size, uint64_t *e, unsigned char **p)
+{
+	struct rtprof__tls *t = &rtprof__tls;
+
+	*e = t->expect;
+	t->expect = RTPROF__BUSY;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	*p = t->pos;
+	/* A small record of a size known here: pos < lim, one compare.
+	 * Otherwise pos + size <= end, as integers. No chunk: all are NULL. */
+	if (__builtin_constant_p(size) && size <= RTPROF__SMALL)
+		return RTPROF_LIKELY(rtprof__state_load() == *e &&
+		    (uintptr_t)*p < (uintptr_t)t->lim);
+	return RTPROF_LIKELY(rtprof__state_load() == *e &&
+	    (uintptr_t)*p + size <= (uintptr_t)t->end);
+}
+
+/*
+ * rtprof__commit - publish the @size bytes written at @p (claimed with
+ * rtprof__claim) and release the claim, restoring @e.
+ * Context: owner thread; RT-safe.
+ */
+RTPROF_INLINE void
+rtprof__commit(unsigned char *p, size_t size, uint64_t e)
+{
+	struct rtprof__tls *t = &rtprof__tls;
+
+	/* += rather than p + size: the record's bytes (char stores) may alias
+	 * `pos` for the compiler, which reloads it anyway; one add to memory. */
+	t->pos += size;
+	rtprof__commit_add(t->commit, ((uint64_t)1 << 32) + size);
+	/* Start the page walk and line fill of the next 4 KiB page ~100
+	 * records early: without it the record that crosses a page pays a TLB
+	 * miss (the p99.99 tail, BENCHMARKS.md). A prefetch never faults. */
+	__builtin_prefetch(p + size + 4096, 1, 3);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->expect = e;
+}
+
+/*
+ * rtprof__open - reserve @max bytes in the owner's current chunk, for a
+ * record of a size known only at run time; rtprof__close() ends it.
  * Context: owner thread; RT-safe, async-signal-safe.
  * Return: where to write, or NULL when the event is not recorded (no session,
  * paused, no free chunk, re-entrant call, unregistered thread): the slow path
@@ -388,62 +538,76 @@ rtprof__put_ptr(unsigned char *p, const void *s)
 RTPROF_INLINE unsigned char *
 rtprof__open(size_t max)
 {
-	struct rtprof__tls *t = &rtprof__tls;
-	uint32_t nest = t->nesting;
-	uint64_t s;
+	uint64_t e;
+	unsigned char *p;
 
-	t->nesting = nest + 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/* acquire: pairs with the release store of a new state in
-	 * rtprof_session_start(), so the session's setup is visible. */
-	s = __atomic_load_n(&rtprof__state, __ATOMIC_ACQUIRE);
-	if (RTPROF_UNLIKELY(nest != 0 || s != t->expect ||
-	    (size_t)(t->end - t->pos) < max))
-		return rtprof__open_slow(max, nest);
-	return t->pos;
+	if (RTPROF_UNLIKELY(!rtprof__claim(max, &e, &p)))
+		return rtprof__reserve_slow(max, e);
+	rtprof__tls.saved = e;
+	return p;
 }
 
 /*
- * rtprof__close - publish the record that ends at @p.
+ * rtprof__close - publish the record that ends at @p (opened with
+ * rtprof__open) and release the claim.
  * Context: owner thread; RT-safe.
  */
 RTPROF_INLINE void
 rtprof__close(unsigned char *p)
 {
 	struct rtprof__tls *t = &rtprof__tls;
-	uint32_t n = ++t->nrec;
 
+	rtprof__commit_add(t->commit,
+	    ((uint64_t)1 << 32) + (uint64_t)(p - t->pos));
 	t->pos = p;
-	/* release: the record's bytes before the commit word; pairs with the
-	 * acquire load in rtprof__chunk_snapshot() (core/pool.c). */
-	__atomic_store_n(&t->commit->word,
-	    ((uint64_t)n << 32) | (uint64_t)(uint32_t)(p - t->base),
-	    __ATOMIC_RELEASE);
-	/* Start the page walk and line fill of the next 4 KiB page ~100
-	 * records early: without it the record that crosses a page pays a TLB
-	 * miss (the p99.99 tail, BENCHMARKS.md). A prefetch never faults. */
 	__builtin_prefetch(p + 4096, 1, 3);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->nesting = 0;
+	t->expect = t->saved;
+}
+
+/*
+ * rtprof__put_head - the first @n (<= 3) bytes of a record, @b0 @b1 @b2,
+ * where the next field starts at byte 3: one 4-byte store on a
+ * little-endian target (its fourth byte is overwritten by that field).
+ */
+RTPROF_INLINE void
+rtprof__put_head(unsigned char *p, unsigned b0, unsigned b1, unsigned b2)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint32_t h = (uint32_t)b0 | (uint32_t)b1 << 8 | (uint32_t)b2 << 16;
+
+	memcpy(p, &h, 4);
+#else
+	p[0] = (unsigned char)b0;
+	p[1] = (unsigned char)b1;
+	p[2] = (unsigned char)b2;
+#endif
 }
 
 /* ------------------------------------------------------------------ */
 /* Markers with a static name                                            */
 
+/*
+ * A 22-byte marker record [kind, ts, name, cat], the timestamp read after
+ * the claim. Anything but the common case (another session, paused, chunk
+ * full, re-entrant call, unregistered thread, no inline clock) goes out of
+ * line, where the library writes the whole record.
+ */
 RTPROF_INLINE void
-rtprof__mark4(unsigned kind, const char *name, enum rtprof_category cat,
-    uint64_t ts)
+rtprof__mark4(unsigned kind, const char *name, enum rtprof_category cat)
 {
-	unsigned char *p = rtprof__open(22);
+	uint64_t e;
+	unsigned char *p;
 
-	if (RTPROF_UNLIKELY(p == NULL))
+	if (RTPROF_UNLIKELY(!rtprof__claim(22, &e, &p))) {
+		rtprof__mark_slow(kind, name, cat, e);
 		return;
-	p[0] = 0x94;
-	p[1] = (unsigned char)kind;
-	p = rtprof__put_u64(p + 2, 0xcf, ts);
-	p = rtprof__put_ptr(p, name);
-	p[0] = (unsigned char)(cat & 0x7f);
-	rtprof__close(p + 1);
+	}
+	rtprof__put_head(p, 0x94, kind, 0xcf);
+	rtprof__put_be64(p + 3, rtprof__tick());
+	rtprof__put_ptr(p + 11, name);
+	p[21] = (unsigned char)(cat & 0x7f);
+	rtprof__commit(p, 22, e);
 }
 
 /*
@@ -454,7 +618,7 @@ rtprof__mark4(unsigned kind, const char *name, enum rtprof_category cat,
 RTPROF_INLINE void
 rtprof_mark(const char *name, enum rtprof_category cat)
 {
-	rtprof__mark4(RTPROF__REC_INSTANT, name, cat, rtprof_now());
+	rtprof__mark4(RTPROF__REC_INSTANT, name, cat);
 }
 
 /*
@@ -464,13 +628,13 @@ rtprof_mark(const char *name, enum rtprof_category cat)
 RTPROF_INLINE void
 rtprof_begin(const char *name, enum rtprof_category cat)
 {
-	rtprof__mark4(RTPROF__REC_BEGIN, name, cat, rtprof_now());
+	rtprof__mark4(RTPROF__REC_BEGIN, name, cat);
 }
 
 RTPROF_INLINE void
 rtprof_end(const char *name, enum rtprof_category cat)
 {
-	rtprof__mark4(RTPROF__REC_END, name, cat, rtprof_now());
+	rtprof__mark4(RTPROF__REC_END, name, cat);
 }
 
 /*
@@ -583,15 +747,20 @@ rtprof_marker_close(rtprof_rec *r)
 RTPROF_INLINE void
 rtprof__counter_rec(const rtprof_counter *c, int64_t v)
 {
-	unsigned char *p = rtprof__open(23);
+	uint64_t e;
+	unsigned char *p;
 
-	if (p == NULL)
+	if (RTPROF_UNLIKELY(!rtprof__claim(23, &e, &p))) {
+		rtprof__counter_slow(c, v, e);
 		return;
-	p[0] = 0x94;
-	p[1] = RTPROF__REC_COUNTER;
-	p = rtprof__put_u64(p + 2, 0xcf, rtprof_now());
-	p = rtprof__put_u16(p, c->id);
-	rtprof__close(rtprof__put_u64(p, 0xd3, (uint64_t)v));
+	}
+	rtprof__put_head(p, 0x94, RTPROF__REC_COUNTER, 0xcf);
+	rtprof__put_be64(p + 3, rtprof__tick());
+	/* cd id_hi id_lo d3: the id's uint16 and the value's tag, prepared
+	 * at declaration */
+	memcpy(p + 11, c->rec_tag, 4);
+	rtprof__put_be64(p + 15, (uint64_t)v);
+	rtprof__commit(p, 23, e);
 }
 
 /*
@@ -928,7 +1097,7 @@ RTPROF__NOP const rtprof_marker_type *rtprof_marker_type_declare(const struct rt
 }
 RTPROF__NOP rtprof_counter *rtprof_counter_declare(const char *n, const char *c, const char *d)
 {
-	static rtprof_counter none = { sizeof(rtprof_counter), 0, 0, 0 };
+	static rtprof_counter none = { sizeof(rtprof_counter), 0, 0, 0, { 0, 0, 0, 0 } };
 	(void)n; (void)c; (void)d;
 	return &none;
 }

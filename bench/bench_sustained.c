@@ -1,0 +1,660 @@
+/*
+ * bench_sustained.c - sustained recording: N threads record continuously
+ * while the writer thread drains the session to a file. For each N (1, 2,
+ * one per CPU) the highest event rate with no drop, per thread and in
+ * total, and the writer's MB/s against a plain write() loop of the same
+ * chunk size to the same file, in the same run.
+ *
+ *   bench_sustained [--threads N[,N...]] [--seconds S] [--probe-s P]
+ *                   [--chunk-kib C] [--prefill K] [--memory-mib M]
+ *                   [--flush-us U] [--file PATH] [--start-rate R]
+ *                   [--trim-mib T] [--floor-ring-mib F] [--fifo] [--json]
+ *
+ * Method. A run: a session streams to PATH (truncated; RTPROF_MODE_STREAM,
+ * chunk C KiB, prefill K, memory_limit M MiB: the buffer between the
+ * threads and the writer is bounded, so a rate the writer cannot sustain
+ * drops within the run); N registered threads each record R rtprof_mark
+ * events per second, paced in 1 ms steps on an absolute CLOCK_MONOTONIC
+ * grid (R/1000 marks, then clock_nanosleep to the next step; a thread that
+ * falls behind records its backlog without sleeping), for S seconds; then
+ * the session stops (the dump is complete). A run passes when no event
+ * was dropped (rtprof_thread_stats_get: dropped_full, dropped_nested, in
+ * every thread), no chunk was lost (session status chunks_lost), and every
+ * thread offered its full count within S + 5% (the CPU kept up).
+ *
+ * Search: probes of P seconds from R0 (1e6/s per thread), doubling while
+ * they pass, then 5 bisection steps between the last pass and the first
+ * failure; the best passing rate is then confirmed with a run of S
+ * seconds, and lowered until a confirmation passes (at most 4 runs; see
+ * confirm()).
+ * The figures reported are those of the confirming run: rate per thread
+ * and total, bytes written, writer MB/s (bytes of the dump / run wall
+ * time), the writer thread's CPU time, and the load average.
+ *
+ * Floor: a plain write() loop of C KiB blocks to the same PATH (truncated),
+ * as many bytes as the confirming run wrote, timed right before and right
+ * after that run; MB/s of the faster. ratio = writer MB/s / write MB/s, at
+ * the highest rate without drops: how close recording comes to what the
+ * file can take. Note that at the highest passing rate the writer's MB/s
+ * is the threads' byte rate: when the threads cannot produce faster than
+ * the writer drains (CPU-bound), the ratio says so (see BENCHMARKS.md).
+ *
+ * --floor-ring-mib F: the floor writes its blocks in turn from F MiB of
+ * memory instead of one block: data that is not in the cache, as the
+ * writer's chunks (written by the recording threads on other CPUs) are
+ * not; the plain loop (F = 0, the default) writes one cache-hot block.
+ *
+ * --fifo: the recording threads, the writer thread and the write() floor
+ * run SCHED_FIFO 50, so that other tenants of a shared machine do not
+ * decide the figures (needs root or CAP_SYS_NICE).
+ *
+ * MB = 10^6 bytes. Never a ctest entry (time-based).
+ */
+
+#include <dirent.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "rtprof.h"
+
+#define MAX_THREADS 64
+
+struct opts {
+	unsigned threads[8], nthreads;
+	double seconds, probe_s, start_rate;
+	uint32_t chunk_kib, prefill, flush_us;
+	uint64_t memory_mib, trim_mib, floor_ring_mib;
+	const char *file;
+	int fifo, json;
+};
+
+/* One recording thread of a run. */
+struct worker {
+	pthread_t th;
+	double rate;             /* events per second */
+	double seconds;
+	int fifo;
+	pthread_barrier_t *go;
+	uint64_t offered;        /* events it recorded (called rtprof_mark) */
+	uint64_t target;
+	double elapsed;          /* s from the start to its last event */
+	struct rtprof_thread_stats st;
+	int err;
+};
+
+struct run {
+	double rate, seconds, wall;
+	unsigned n;
+	uint64_t offered, target, drops, bytes, chunks_lost;
+	double writer_cpu;       /* s of the writer thread's CPU time */
+	int kept_pace, pass;
+};
+
+static void
+sleep_until(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u),
+		(long)(ns % 1000000000u) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	    EINTR)
+		;
+}
+
+static void
+set_fifo(void)
+{
+	struct sched_param sp = { .sched_priority = 50 };
+
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
+		fprintf(stderr, "bench_sustained: SCHED_FIFO refused\n");
+}
+
+/* Record @w->rate marks per second for @w->seconds, in 1 ms steps.
+ * Context: its own thread (registered here). */
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t t0, step = 1000000, steps, due = 0;
+	double per_step = w->rate / 1000.0;
+
+	if ((w->err = rtprof_thread_register("sustained", 0)) != 0)
+		return NULL;
+	if (w->fifo)
+		set_fifo();
+	steps = (uint64_t)(w->seconds * 1000.0);
+	w->target = (uint64_t)(per_step * (double)steps);
+	pthread_barrier_wait(w->go);
+	t0 = bench_now_ns();
+	for (uint64_t i = 1; i <= steps; i++) {
+		due = (uint64_t)(per_step * (double)i);
+		while (w->offered < due) {
+			rtprof_mark("sustained", RTPROF_CAT_OTHER);
+			w->offered++;
+		}
+		sleep_until(t0 + i * step);
+	}
+	w->elapsed = (double)(bench_now_ns() - t0) / 1e9;
+	rtprof_thread_stats_get(&w->st);
+	rtprof_thread_unregister();
+	return NULL;
+}
+
+/* The writer thread's tid, found by its name; 0: not found. */
+static pid_t
+writer_tid(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t tid = 0;
+
+	while (d != NULL && tid == 0 && (e = readdir(d)) != NULL) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fgets(comm, sizeof(comm), f) != NULL &&
+		    strncmp(comm, "rtprof-writer", 13) == 0)
+			tid = (pid_t)atoi(e->d_name);
+		fclose(f);
+	}
+	if (d != NULL)
+		closedir(d);
+	return tid;
+}
+
+/* CPU seconds of thread @tid of this process; -1: unknown. */
+static double
+thread_cpu_s(pid_t tid)
+{
+	/* The kernel's per-thread CPU clock id (MAKE_THREAD_CPUCLOCK). */
+	clockid_t cid = (clockid_t)((~tid << 3) | 6);
+	struct timespec ts;
+
+	if (tid == 0 || clock_gettime(cid, &ts) != 0)
+		return -1;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* With --fifo the writer runs SCHED_FIFO too: what is measured is then
+ * rtprof's writer, not its share of a CPU among other tenants. */
+static void
+writer_fifo(pid_t tid)
+{
+	struct sched_param sp = { .sched_priority = 50 };
+
+	if (tid != 0 && sched_setscheduler(tid, SCHED_FIFO, &sp) != 0)
+		fprintf(stderr, "bench_sustained: writer SCHED_FIFO refused\n");
+}
+
+/*
+ * The file is cut back to nothing (ftruncate) whenever it holds more than
+ * --trim-mib: the writes go on at their offset (a sparse file), so the
+ * page cache holds at most that much of it and the kernel's dirty-page
+ * limits never throttle the writes (10 s at GB/s would otherwise fill
+ * them and the disk's writeback would set the rate). The write() floor
+ * is cut back the same way.
+ */
+struct trimmer {
+	pthread_t th;
+	int fd;
+	off_t limit;
+	atomic_int stop;
+};
+
+/* Cut @fd back when it holds more than @limit bytes (blocks: the file is
+ * sparse after the first cut). */
+static void
+trim_fd(int fd, off_t limit)
+{
+	struct stat st;
+
+	if (limit > 0 && fstat(fd, &st) == 0 && (off_t)st.st_blocks * 512 > limit)
+		(void)ftruncate(fd, 0);
+}
+
+/* Context: its own thread, while a run lasts. */
+static void *
+trimmer_main(void *arg)
+{
+	struct trimmer *tr = arg;
+	struct timespec ts = { 0, 5000000 };
+
+	while (!atomic_load(&tr->stop)) {
+		trim_fd(tr->fd, tr->limit);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static int
+start_session(const struct opts *o, int fd)
+{
+	struct rtprof_settings s;
+
+	memset(&s, 0, sizeof(s));
+	s.struct_size = sizeof(s);
+	s.mode = RTPROF_MODE_STREAM;
+	s.fd = fd;
+	s.memory_limit = o->memory_mib << 20;
+	s.chunk_size = o->chunk_kib << 10;
+	s.prefill = o->prefill;
+	s.flush_interval_us = o->flush_us;
+	s.sample_interval_us = RTPROF_SAMPLING_OFF;
+	return rtprof_session_start(&s);
+}
+
+/* Sum the workers' figures into @r and decide whether the run passed. */
+static void
+run_account(struct run *r, const struct worker *w, unsigned n)
+{
+	double slowest = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		r->offered += w[i].offered;
+		r->target += w[i].target;
+		r->drops += w[i].st.dropped_full + w[i].st.dropped_nested;
+		if (w[i].elapsed > slowest)
+			slowest = w[i].elapsed;
+	}
+	r->kept_pace = slowest <= r->seconds * 1.05;
+	r->pass = r->drops == 0 && r->chunks_lost == 0 && r->kept_pace &&
+	    r->offered == r->target;
+}
+
+static int
+spawn(struct worker *w, unsigned n, const struct opts *o, double rate,
+    double seconds, pthread_barrier_t *go)
+{
+	for (unsigned i = 0; i < n; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].rate = rate;
+		w[i].seconds = seconds;
+		w[i].fifo = o->fifo;
+		w[i].go = go;
+		if (pthread_create(&w[i].th, NULL, worker_main, &w[i]) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* One run of @n threads at @rate per thread for @seconds. */
+static int
+run_once(const struct opts *o, unsigned n, double rate, double seconds,
+    struct run *r)
+{
+	static struct worker w[MAX_THREADS];
+	struct rtprof_session_status ss;
+	pthread_barrier_t go;
+	uint64_t t0;
+	double cpu0;
+	pid_t wtid;
+	struct trimmer tr;
+	int fd = open(o->file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0 || start_session(o, fd) != 0) {
+		fprintf(stderr, "bench_sustained: cannot start on %s\n", o->file);
+		return -1;
+	}
+	memset(r, 0, sizeof(*r));
+	r->rate = rate;
+	r->seconds = seconds;
+	r->n = n;
+	pthread_barrier_init(&go, NULL, n + 1);
+	if (spawn(w, n, o, rate, seconds, &go) != 0)
+		return -1;
+	tr.fd = fd;
+	tr.limit = (off_t)(o->trim_mib << 20);
+	atomic_init(&tr.stop, 0);
+	if (o->trim_mib != 0)
+		pthread_create(&tr.th, NULL, trimmer_main, &tr);
+	wtid = writer_tid();
+	if (o->fifo)
+		writer_fifo(wtid);
+	cpu0 = thread_cpu_s(wtid);
+	pthread_barrier_wait(&go);
+	t0 = bench_now_ns();
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(w[i].th, NULL);
+	r->writer_cpu = thread_cpu_s(wtid) - cpu0;
+	rtprof_session_stop();
+	atomic_store(&tr.stop, 1);
+	if (o->trim_mib != 0)
+		pthread_join(tr.th, NULL);
+	r->wall = (double)(bench_now_ns() - t0) / 1e9;
+	rtprof_session_status_get(&ss);
+	r->bytes = ss.bytes_written;
+	r->chunks_lost = ss.chunks_lost;
+	close(fd);
+	pthread_barrier_destroy(&go);
+	for (unsigned i = 0; i < n; i++)
+		if (w[i].err != 0)
+			return -1;
+	run_account(r, w, n);
+	return 0;
+}
+
+static double
+own_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* MB/s of a plain write() loop of chunk-sized blocks, @bytes in all, to
+ * the same file (truncated, and cut back like the run's); *@cpu_per_mb:
+ * its CPU seconds per MB. */
+static double
+write_floor(const struct opts *o, uint64_t bytes, double *cpu_per_mb)
+{
+	size_t blk = (size_t)o->chunk_kib << 10;
+	size_t ring = o->floor_ring_mib != 0 ? (size_t)o->floor_ring_mib << 20 : blk;
+	unsigned char *buf = malloc(ring);
+	int fd = open(o->file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	uint64_t done = 0, t0;
+	size_t at = 0;
+	double cpu;
+
+	if (buf == NULL || fd < 0) {
+		free(buf);
+		return 0;
+	}
+	memset(buf, 0x5a, ring);
+	cpu = own_cpu_s();
+	t0 = bench_now_ns();
+	while (done < bytes) {
+		ssize_t k = write(fd, buf + at, blk);
+
+		at = at + 2 * blk <= ring ? at + blk : 0;
+		if (k <= 0)
+			break;
+		done += (uint64_t)k;
+		if ((done & ((64u << 20) - 1)) < blk)
+			trim_fd(fd, (off_t)(o->trim_mib << 20));
+	}
+	t0 = bench_now_ns() - t0;
+	*cpu_per_mb = (own_cpu_s() - cpu) / ((double)done / 1e6);
+	close(fd);
+	free(buf);
+	return (double)done / 1e6 / ((double)t0 / 1e9);
+}
+
+static void
+report_probe(const struct run *r)
+{
+	fprintf(stderr, "  probe %u x %.3g/s %.1fs: %s (drops %" PRIu64
+	    ", lost %" PRIu64 ", pace %s, %.1f MB/s)\n", r->n, r->rate,
+	    r->seconds, r->pass ? "pass" : "FAIL", r->drops, r->chunks_lost,
+	    r->kept_pace ? "ok" : "behind", (double)r->bytes / 1e6 / r->wall);
+}
+
+/* Probe at @rate; -1 on error, else whether it passed. */
+static int
+probe(const struct opts *o, unsigned n, double rate, double s)
+{
+	struct run r;
+
+	if (run_once(o, n, rate, s, &r) != 0)
+		return -1;
+	report_probe(&r);
+	return r.pass;
+}
+
+/* The highest passing per-thread rate found by probes (0: none). */
+static double
+search(const struct opts *o, unsigned n)
+{
+	double lo = 0, hi = 0, rate = o->start_rate;
+	int p;
+
+	while (hi == 0 && rate < 1e9) {
+		if ((p = probe(o, n, rate, o->probe_s)) < 0)
+			return 0;
+		if (p)
+			lo = rate, rate *= 2;
+		else
+			hi = rate;
+	}
+	if (lo == 0) {
+		/* Even the start failed: go down instead. */
+		for (rate = o->start_rate / 2; rate >= 1000 && lo == 0;
+		    rate /= 2)
+			if (probe(o, n, rate, o->probe_s) == 1)
+				lo = rate, hi = rate * 2;
+	}
+	for (int i = 0; i < 5 && lo != 0 && hi != 0; i++) {
+		rate = (lo + hi) / 2;
+		if ((p = probe(o, n, rate, o->probe_s)) < 0)
+			return lo;
+		if (p)
+			lo = rate;
+		else
+			hi = rate;
+	}
+	return lo;
+}
+
+static double
+loadavg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f != NULL) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+struct result {
+	struct run r;
+	double floor_mbs, floor_cpu_mb, load;
+	int confirmed;
+};
+
+/*
+ * Confirm @rate with full-length runs. After a failure the next rate is
+ * 95% of what that run recorded per second (offered - dropped), and at
+ * most 90% of the rate tried: a short probe can pass above what the
+ * writer sustains for longer (the page cache's dirty limit is reached).
+ */
+static void
+confirm(const struct opts *o, unsigned n, double rate, struct result *res)
+{
+	for (int i = 0; i < 4 && rate > 0; i++) {
+		double f0, f1, c0, c1, kept;
+
+		res->load = loadavg();
+		f0 = write_floor(o, (uint64_t)(rate * n * 22 * o->seconds), &c0);
+		if (run_once(o, n, rate, o->seconds, &res->r) != 0)
+			return;
+		f1 = write_floor(o, res->r.bytes, &c1);
+		res->floor_mbs = f0 > f1 ? f0 : f1;
+		res->floor_cpu_mb = c0 < c1 ? c0 : c1;
+		report_probe(&res->r);
+		if (res->r.pass) {
+			res->confirmed = 1;
+			return;
+		}
+		kept = (double)(res->r.offered - res->r.drops) / n / o->seconds;
+		rate = 0.95 * kept < 0.9 * rate ? 0.95 * kept : 0.9 * rate;
+	}
+}
+
+static void
+print_result(const struct opts *o, const struct result *res, int first)
+{
+	const struct run *r = &res->r;
+	double mbs = (double)r->bytes / 1e6 / r->wall;
+
+	fprintf(stderr, "%-8u %14.4g %14.4g %10.1f %10.1f %7.3f %9.2f %9.3f "
+	    "%9.3f %6.2f %s\n", r->n, r->rate, r->rate * r->n, mbs,
+	    res->floor_mbs, res->floor_mbs > 0 ? mbs / res->floor_mbs : 0,
+	    r->writer_cpu, 1e3 * r->writer_cpu / ((double)r->bytes / 1e6),
+	    1e3 * res->floor_cpu_mb, res->load,
+	    res->confirmed ? "pass" : "FAIL (drops)");
+	if (!o->json)
+		return;
+	printf("%s{\"threads\": %u, \"seconds\": %.1f, \"rate_per_thread\": %.0f,"
+	    " \"rate_total\": %.0f, \"bytes\": %" PRIu64 ", \"drops\": %" PRIu64
+	    ", \"chunks_lost\": %" PRIu64 ", \"writer_mb_s\": %.1f, "
+	    "\"write_floor_mb_s\": %.1f, \"ratio\": %.3f, \"writer_cpu_s\": %.2f,"
+	    " \"writer_cpu_ms_per_mb\": %.4f, \"write_cpu_ms_per_mb\": %.4f,"
+	    " \"loadavg\": %.2f, \"pass\": %s}", first ? "" : ",\n  ", r->n,
+	    r->seconds, r->rate, r->rate * r->n, r->bytes, r->drops,
+	    r->chunks_lost, mbs, res->floor_mbs,
+	    res->floor_mbs > 0 ? mbs / res->floor_mbs : 0, r->writer_cpu,
+	    1e3 * r->writer_cpu / ((double)r->bytes / 1e6),
+	    1e3 * res->floor_cpu_mb,
+	    res->load, res->confirmed && mbs >= 0.8 * res->floor_mbs ?
+	    "true" : "false");
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: bench_sustained [--threads N[,N...]] "
+	    "[--seconds S] [--probe-s P] [--chunk-kib C] [--prefill K] "
+	    "[--memory-mib M] [--flush-us U] [--file PATH] [--start-rate R] "
+	    "[--trim-mib T] [--floor-ring-mib F] [--fifo] [--json]\n");
+	exit(2);
+}
+
+static void
+parse_threads(struct opts *o, const char *s)
+{
+	char *end;
+
+	o->nthreads = 0;
+	while (*s != '\0' && o->nthreads < 8) {
+		unsigned long v = strtoul(s, &end, 10);
+
+		if (end == s || v == 0 || v > MAX_THREADS)
+			usage();
+		o->threads[o->nthreads++] = (unsigned)v;
+		s = *end == ',' ? end + 1 : end;
+	}
+}
+
+static void
+defaults(struct opts *o)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	static char path[512];
+	const char *tmp = getenv("TMPDIR");
+
+	memset(o, 0, sizeof(*o));
+	o->threads[0] = 1;
+	o->threads[1] = 2;
+	o->nthreads = 2;
+	if (ncpu > 2 && ncpu <= MAX_THREADS)
+		o->threads[o->nthreads++] = (unsigned)ncpu;
+	o->seconds = 10;
+	o->probe_s = 2;
+	o->start_rate = 1e6;
+	o->chunk_kib = 1024;
+	o->prefill = 64;
+	o->memory_mib = 512;
+	o->trim_mib = 256;
+	o->flush_us = 1000;
+	snprintf(path, sizeof(path), "%s/rtprof-sustained-%d.dump",
+	    tmp != NULL ? tmp : "/tmp", (int)getpid());
+	o->file = path;
+}
+
+static void
+parse(struct opts *o, int argc, char **argv)
+{
+	defaults(o);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--fifo")) {
+			o->fifo = 1;
+			continue;
+		}
+		if (!strcmp(a, "--json")) {
+			o->json = 1;
+			continue;
+		}
+		if (v == NULL)
+			usage();
+		i++;
+		if (!strcmp(a, "--threads"))
+			parse_threads(o, v);
+		else if (!strcmp(a, "--seconds"))
+			o->seconds = atof(v);
+		else if (!strcmp(a, "--probe-s"))
+			o->probe_s = atof(v);
+		else if (!strcmp(a, "--chunk-kib"))
+			o->chunk_kib = (uint32_t)atoi(v);
+		else if (!strcmp(a, "--prefill"))
+			o->prefill = (uint32_t)atoi(v);
+		else if (!strcmp(a, "--memory-mib"))
+			o->memory_mib = (uint64_t)atoll(v);
+		else if (!strcmp(a, "--flush-us"))
+			o->flush_us = (uint32_t)atoi(v);
+		else if (!strcmp(a, "--floor-ring-mib"))
+			o->floor_ring_mib = (uint64_t)atoll(v);
+		else if (!strcmp(a, "--trim-mib"))
+			o->trim_mib = (uint64_t)atoll(v);
+		else if (!strcmp(a, "--file"))
+			o->file = v;
+		else if (!strcmp(a, "--start-rate"))
+			o->start_rate = atof(v);
+		else
+			usage();
+	}
+	if (o->seconds <= 0 || o->probe_s <= 0 || o->chunk_kib < 4 ||
+	    o->start_rate < 1000)
+		usage();
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+
+	parse(&o, argc, argv);
+	if (o.fifo)
+		set_fifo();     /* the write() floor runs on this thread */
+	fprintf(stderr, "bench_sustained: %u s runs (probes %.1f s), chunk %u KiB, "
+	    "prefill %u, memory %" PRIu64 " MiB, flush %u us, file %s%s\n",
+	    (unsigned)o.seconds, o.probe_s, o.chunk_kib, o.prefill,
+	    o.memory_mib, o.flush_us, o.file, o.fifo ? ", SCHED_FIFO" : "");
+	static struct result res[8];
+
+	for (unsigned i = 0; i < o.nthreads; i++) {
+		fprintf(stderr, "threads %u: searching\n", o.threads[i]);
+		confirm(&o, o.threads[i], search(&o, o.threads[i]), &res[i]);
+	}
+	fprintf(stderr, "%-8s %14s %14s %10s %10s %7s %9s %9s %9s %6s %s\n",
+	    "threads", "rate/thread", "rate total", "MB/s", "write MB/s",
+	    "ratio", "wrCPU s", "wr ms/MB", "wri ms/MB", "load", "0 drops");
+	if (o.json)
+		printf("{\"runs\": [");
+	for (unsigned i = 0; i < o.nthreads; i++)
+		print_result(&o, &res[i], i == 0);
+	if (o.json)
+		printf("]}\n");
+	unlink(o.file);
+	return 0;
+}
