@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "blocked_schema.h"
+#include "calls.h"
 #include "core.h"
 #include "../codec/wire.h"
 
@@ -323,6 +324,46 @@ threshold_init(void)
 	bt_ticks = (uint64_t)(us * rtprof_ticks_per_second() / 1e6);
 }
 
+/* The wrappers, by symbol, in section rtprof_wraps: their code's extent
+ * is looked up at load (calls_init) for the sampler's table. */
+struct wrap {
+	const char *sym;
+	const struct rtprof__call *call;
+};
+extern const struct wrap __start_rtprof_wraps[], __stop_rtprof_wraps[];
+
+/*
+ * The sampler's table of wrappers (core/calls.h): each one's code, from
+ * its symbol in this library (@path) and the symbol's size. Context: the
+ * dynamic loader (preload_init), once.
+ */
+static void
+calls_init(const char *path)
+{
+	enum { MAX = 128 };
+	struct rtprof__call_fn fns[MAX];
+	unsigned n = 0;
+	void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+
+	if (h == NULL)
+		return;
+	for (const struct wrap *w = __start_rtprof_wraps;
+	    w < __stop_rtprof_wraps && n < MAX; w++) {
+		void *f = dlsym(h, w->sym);     /* this library's, first */
+		const ElfW(Sym) *sym = NULL;
+		Dl_info di;
+
+		if (f == NULL || dladdr1(f, &di, (void **)&sym,
+		    RTLD_DL_SYMENT) == 0 || sym == NULL || sym->st_size == 0)
+			continue;
+		fns[n].lo = (uintptr_t)f;
+		fns[n].hi = (uintptr_t)f + sym->st_size;
+		fns[n++].call = w->call;
+	}
+	dlclose(h);
+	rtprof__calls_set(fns, n);
+}
+
 /* Context: the dynamic loader, after librtprof's constructor. */
 __attribute__((constructor)) static void
 preload_init(void)
@@ -333,8 +374,10 @@ preload_init(void)
 	min_ticks = (uint64_t)(rtprof_ticks_per_second() / 1e6);
 	if (min_ticks == 0)
 		min_ticks = 1;
-	if (dladdr((void *)preload_init, &self) != 0)
+	if (dladdr((void *)preload_init, &self) != 0) {
 		dl_iterate_phdr(self_range, self.dli_fbase);
+		calls_init(self.dli_fname);
+	}
 	threshold_init();
 	if (bt_ticks != UINT64_MAX) {
 		/* Once now: libgcc loads and finds its tables at the first
@@ -351,9 +394,14 @@ struct blk {
 	uint64_t t0;
 };
 
-/* Context: the calling thread. Return: 1 when the call is timed. */
+/*
+ * The start of a timed call: the thread counts as asleep in @call (one
+ * release store of its sleep word: the state and the call's number, which
+ * the sampler reads, core/calls.h). Context: the calling thread.
+ * Return: 1 when the call is timed.
+ */
 static inline int
-blk_begin(struct blk *b)
+blk_begin(struct blk *b, const struct rtprof__call *call)
 {
 	struct rtprof__thread *th = rtprof__tls.thread;
 
@@ -363,7 +411,8 @@ blk_begin(struct blk *b)
 	b->th = th;
 	b->t0 = rtprof_now();
 	/* release: pairs with the sampler's acquire (threadview.c). */
-	atomic_store_explicit(&th->sleep, RTPROF__ASLEEP, memory_order_release);
+	atomic_store_explicit(&th->sleep, RTPROF__ASLEEP | call->id << 2,
+	    memory_order_release);
 	return 1;
 }
 
@@ -394,8 +443,8 @@ fd_path(int64_t fd, char *buf, size_t n)
  * instead of @fd's. Context: the calling thread.
  */
 static inline void
-blk_end_path(struct blk *b, const char *call, int64_t fd, int64_t bytes,
-    const char *given)
+blk_end_path(struct blk *b, const struct rtprof__call *call, int64_t fd,
+    int64_t bytes, const char *given)
 {
 	int saved = errno;
 	uint64_t t1;
@@ -420,7 +469,7 @@ blk_end_path(struct blk *b, const char *call, int64_t fd, int64_t bytes,
 	}
 	if (t1 - b->t0 >= min_ticks && rtprof_marker_open(&r, blocked_type,
 	    RTPROF_PHASE_INTERVAL, b->t0, t1)) {
-		rtprof_put_static_str(&r, call);
+		rtprof_put_static_str(&r, call->name);
 		rtprof_put_i64(&r, fd);
 		rtprof_put_i64(&r, bytes);
 		rtprof_put_str(&r, path, plen);
@@ -433,7 +482,8 @@ blk_end_path(struct blk *b, const char *call, int64_t fd, int64_t bytes,
 }
 
 static inline void
-blk_end(struct blk *b, const char *call, int64_t fd, int64_t bytes)
+blk_end(struct blk *b, const struct rtprof__call *call, int64_t fd,
+    int64_t bytes)
 {
 	blk_end_path(b, call, fd, bytes, NULL);
 }
@@ -443,18 +493,32 @@ blk_end(struct blk *b, const char *call, int64_t fd, int64_t bytes)
 	if (real_##name == NULL)                                               \
 		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
+/*
+ * A wrapped call as samples name it (core/calls.h): its number (from 1,
+ * unique in this file), the marker's name, and its two frames.
+ */
+#define CALL(var, str)                                                         \
+	static const struct rtprof__call var = { __COUNTER__ + 1, str,        \
+	    str " (on CPU)", str " (blocked)" }
+
+#define WRAPS(sym, var)                                                        \
+	static const struct wrap wrap_##sym                                    \
+	    __attribute__((used, section("rtprof_wraps"))) = { #sym, &var }
+
 /* A wrapper returning @type: the call, timed when the thread is ours. */
 #define BLOCKING(type, name, params, args, fd, bytes)                          \
+	CALL(call_##name, #name);                                              \
+	WRAPS(name, call_##name);                                              \
 	RTPROF_API type                                                        \
 	name params                                                            \
 	{                                                                      \
 		struct blk blk_;                                               \
 		type r;                                                        \
 		REAL(name);                                                    \
-		if (!blk_begin(&blk_))                                         \
+		if (!blk_begin(&blk_, &call_##name))                           \
 			return real_##name args;                               \
 		r = real_##name args;                                          \
-		blk_end(&blk_, #name, (fd), (bytes));                          \
+		blk_end(&blk_, &call_##name, (fd), (bytes));                   \
 		return r;                                                      \
 	}
 
@@ -539,6 +603,8 @@ BLOCKING(ssize_t, getdents64, (int fd, void *b, size_t n), (fd, b, n), fd, r)
  * cached relaxed: every thread that looks it up stores the same value.
  */
 #define PATH_CALL(sym, cname, params, args, path, fd)                          \
+	CALL(call_##sym, #sym);                                                \
+	WRAPS(sym, call_##sym);                                                \
 	RTPROF_API int cname params __asm__(#sym);                             \
 	RTPROF_API int                                                         \
 	cname params                                                           \
@@ -557,10 +623,10 @@ BLOCKING(ssize_t, getdents64, (int fd, void *b, size_t n), (fd, b, n), fd, r)
 			errno = ENOSYS;                                        \
 			return -1;                                             \
 		}                                                              \
-		if (!blk_begin(&blk_))                                         \
+		if (!blk_begin(&blk_, &call_##sym))                            \
 			return real args;                                      \
 		r = real args;                                                 \
-		blk_end_path(&blk_, #sym, (fd), -1, (path));                   \
+		blk_end_path(&blk_, &call_##sym, (fd), -1, (path));            \
 		return r;                                                      \
 	}
 
@@ -582,9 +648,16 @@ typedef int (*openat_fn)(int, const char *, int, ...);
  * is named @call (open64 as open). Context: any thread of the program;
  * libc's function is cached relaxed (every thread stores the same value).
  */
+CALL(call_open, "open");
+CALL(call_openat, "openat");
+WRAPS(open, call_open);
+WRAPS(open64, call_open);
+WRAPS(openat, call_openat);
+WRAPS(openat64, call_openat);
+
 static int
-open_timed(const char *call, bool large, int dir, const char *path,
-    int flags, mode_t mode)
+open_timed(const struct rtprof__call *call, bool large, int dir,
+    const char *path, int flags, mode_t mode)
 {
 	static _Atomic(openat_fn) cache[2];
 	openat_fn real = atomic_load_explicit(&cache[large],
@@ -602,7 +675,7 @@ open_timed(const char *call, bool large, int dir, const char *path,
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!blk_begin(&b))
+	if (!blk_begin(&b, call))
 		return real(dir, path, flags, mode);
 	r = real(dir, path, flags, mode);
 	blk_end_path(&b, call, r, -1, path);
@@ -635,7 +708,7 @@ rtprof_pl_open(const char *path, int flags, ...)
 	mode_t mode = 0;
 
 	OPEN_MODE(flags, mode);
-	return open_timed("open", false, AT_FDCWD, path, flags, mode);
+	return open_timed(&call_open, false, AT_FDCWD, path, flags, mode);
 }
 
 RTPROF_API int
@@ -644,7 +717,7 @@ rtprof_pl_open64(const char *path, int flags, ...)
 	mode_t mode = 0;
 
 	OPEN_MODE(flags, mode);
-	return open_timed("open", true, AT_FDCWD, path, flags, mode);
+	return open_timed(&call_open, true, AT_FDCWD, path, flags, mode);
 }
 
 RTPROF_API int
@@ -653,7 +726,7 @@ rtprof_pl_openat(int dir, const char *path, int flags, ...)
 	mode_t mode = 0;
 
 	OPEN_MODE(flags, mode);
-	return open_timed("openat", false, dir, path, flags, mode);
+	return open_timed(&call_openat, false, dir, path, flags, mode);
 }
 
 RTPROF_API int
@@ -662,10 +735,13 @@ rtprof_pl_openat64(int dir, const char *path, int flags, ...)
 	mode_t mode = 0;
 
 	OPEN_MODE(flags, mode);
-	return open_timed("openat", true, dir, path, flags, mode);
+	return open_timed(&call_openat, true, dir, path, flags, mode);
 }
 
 /* A mutex lock blocks only when contended: try first, time the rest. */
+CALL(call_pthread_mutex_lock, "pthread_mutex_lock");
+WRAPS(pthread_mutex_lock, call_pthread_mutex_lock);
+
 RTPROF_API int
 pthread_mutex_lock(pthread_mutex_t *m)
 {
@@ -677,10 +753,10 @@ pthread_mutex_lock(pthread_mutex_t *m)
 		return real_pthread_mutex_lock(m);
 	if (pthread_mutex_trylock(m) == 0)
 		return 0;
-	if (!blk_begin(&b))
+	if (!blk_begin(&b, &call_pthread_mutex_lock))
 		return real_pthread_mutex_lock(m);
 	r = real_pthread_mutex_lock(m);
-	blk_end(&b, "pthread_mutex_lock", -1, -1);
+	blk_end(&b, &call_pthread_mutex_lock, -1, -1);
 	return r;
 }
 

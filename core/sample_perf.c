@@ -58,6 +58,7 @@
 #define RUNNING_ON_VALGRIND 0
 #endif
 
+#include "calls.h"
 #include "perf_probe.h"
 #include "sampler_int.h"
 #include "unwind.h"
@@ -307,23 +308,37 @@ cpu_delta(struct rtprof__perf *p, uint64_t mono)
 	return d;
 }
 
-/* One SAMPLE from a copy: native frames only, outermost first. */
+/*
+ * One SAMPLE from a copy: native frames, outermost first, then the frame
+ * of the wrapped call the thread was in (core/calls.h): on CPU (a
+ * task-clock sample) or blocked (@off: where it went off CPU). @in_call:
+ * the call its sleep word names, for a copy that has no frames.
+ */
 static void
 emit(struct rtprof__perf *p, const struct rtprof__ucopy *uc, uint64_t mono,
-    unsigned flags)
+    unsigned flags, int off, const struct rtprof__call *in_call)
 {
 	uint64_t ips[RTPROF__MAX_NATIVE], sps[RTPROF__MAX_NATIVE];
-	uint64_t frames[RTPROF__MAX_NATIVE];
-	unsigned char is_label[RTPROF__MAX_NATIVE] = { 0 };
+	uint64_t frames[RTPROF__MAX_NATIVE + 1];
+	unsigned char is_label[RTPROF__MAX_NATIVE + 1] = { 0 };
+	const struct rtprof__call *call = NULL;
 	int trunc = 0, n = uc == NULL ? 0 : rtprof__unwind(rtprof__sampler_unw,
-	    uc, p->stack_lo, p->stack_hi, ips, sps, RTPROF__MAX_NATIVE, &trunc);
+	    uc, p->stack_lo, p->stack_hi, ips, sps, RTPROF__MAX_NATIVE, &trunc,
+	    &call);
 
 	for (int i = 0; i < n; i++)
 		frames[i] = ips[n - 1 - i];
 	if (trunc)
 		flags |= RTPROF_SAMPLE_TRUNCATED;
-	if (n == 0)
+	if (n == 0) {
 		flags |= RTPROF_SAMPLE_NO_NATIVE;
+		call = in_call;
+	}
+	if (call != NULL) {
+		frames[n] = (uint64_t)(uintptr_t)(off ? call->blocked :
+		    call->on_cpu);
+		is_label[n++] = 1;
+	}
 	rtprof__rec_sample(ticks_of(mono), p->tid, cpu_delta(p, mono), flags,
 	    frames, is_label, (unsigned)n);
 }
@@ -440,7 +455,7 @@ on_sample(struct rtprof__perf *p, const struct psample *s)
 	/* A sample of its exit path, after it unregistered: not its own. */
 	if (p->until != 0 && s->time > p->until)
 		return;
-	emit(p, &uc, s->time, 0);
+	emit(p, &uc, s->time, 0, 0, NULL);
 }
 
 /* One record at @r (@len bytes, contiguous). */
@@ -551,8 +566,13 @@ idle(struct rtprof__thread *th, struct rtprof__perf *p, uint64_t now_mono,
 		struct rtprof__ucopy uc = { 1, p->cs_regs, p->cs_sp, p->cs_len,
 		    p->cs_stack };
 
+		/* Off CPU now: the call its sleep word names is the one it
+		 * went off in (relaxed: a hint, for a stack not known). */
+		uint32_t w = atomic_load_explicit(&th->sleep,
+		    memory_order_relaxed);
+
 		emit(p, p->cs_valid ? &uc : NULL, p->off_mono,
-		    RTPROF_SAMPLE_ASLEEP);
+		    RTPROF_SAMPLE_ASLEEP, 1, rtprof__call_of(RTPROF__SLEEP_CALL(w)));
 		atomic_fetch_add_explicit(&th->samples, 1, memory_order_relaxed);
 		p->off_sampled = 1;
 		p->idle_next = p->off_mono + interval_ns;

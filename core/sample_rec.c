@@ -90,24 +90,29 @@ rtprof__rec_overhead(uint64_t t0, uint64_t t1, const uint64_t v[4])
 
 /*
  * @th's SAMPLE at @t with its labels only, read under its ck_sequence
- * (@flags says why: LABELS or NO_NATIVE). Context: sampler thread, lock.
+ * (@flags says why: LABELS or NO_NATIVE), then @leaf (a static string: the
+ * wrapped call it waits in) unless NULL. Context: sampler thread, lock.
  */
 void
 rtprof__sample_labels(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t t,
-    uint64_t d, unsigned flags, unsigned bare_flags)
+    uint64_t d, unsigned flags, unsigned bare_flags, const char *leaf)
 {
-	uint64_t frames[RTPROF_MAX_LABELS];
-	unsigned char is_label[RTPROF_MAX_LABELS];
+	uint64_t frames[RTPROF_MAX_LABELS + 1];
+	unsigned char is_label[RTPROF_MAX_LABELS + 1];
 	const char *labels[RTPROF_MAX_LABELS];
 	int nl = rtprof__labels_read(lk, th, labels, RTPROF_MAX_LABELS);
+	unsigned n = nl > 0 ? (unsigned)nl : 0;
 
-	for (int i = 0; i < nl; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		frames[i] = (uint64_t)(uintptr_t)labels[i];
 		is_label[i] = 1;
 	}
 	if (nl <= 0)
 		flags |= bare_flags;
-	rtprof__rec_sample(t, th->tid, d, flags, frames, is_label,
-	    nl > 0 ? (unsigned)nl : 0);
+	if (leaf != NULL) {
+		frames[n] = (uint64_t)(uintptr_t)leaf;
+		is_label[n++] = 1;
+	}
+	rtprof__rec_sample(t, th->tid, d, flags, frames, is_label, n);
 	th->s_has_stack = 1;
 }
