@@ -19,28 +19,63 @@ time it blocked.
   perf events (`msgpack2gecko --info` says "sampling: perf"), the
   thread's off-CPU samples have the stack of that write (fputs ... write):
   at least 20 idle samples there (it waits about 0.7 s).
+- `cat big | tr a-z A-Z | grep -c Z` (30 MB): samples inside a wrapped
+  call end in a frame naming it, "read (on CPU)", "write (blocked)"...,
+  right under the program's own frame (its caller in cat, tr, grep: not
+  libc's side of the call, not the recorder); cat has both kinds, with
+  perf events (on the signal path: blocked ones, whose stack is not
+  known). In every profile this test records, no frame is librtprof's or
+  librtprof-preload's, in samples or in `rtprof summarize`'s output.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gecko_testlib import check, load, markers  # noqa: E402
+from gecko_testlib import check, frames_of, load, markers  # noqa: E402
 
 RTPROF, PROG, SRC, DIR = sys.argv[1:5]
 M2G = os.path.join(os.path.dirname(RTPROF), "msgpack2gecko")
 
 
-def record(name, *cmd, stdout=subprocess.DEVNULL):
+def record(name, *cmd, stdout=subprocess.DEVNULL, status=0):
     out = os.path.join(DIR, name + ".json.gz")
     r = subprocess.run([RTPROF, "record", "-o", out, "--", *cmd],
                        stdout=stdout, stderr=subprocess.PIPE, timeout=120,
                        cwd=DIR)
-    check(r.returncode == 0, f"{name}: exit {r.returncode}: "
+    check(r.returncode == status, f"{name}: exit {r.returncode}: "
           f"{r.stderr.decode()}")
-    return load(out)
+    p = load(out)
+    not_ours(name, p)
+    return p
+
+
+OWN = ("librtprof", "blk_end", "blk_begin", "backtrace_rec", "rtprof_pl_",
+       "open_timed", "rtprof__")
+
+
+def threads(p):
+    return [th for pr in [p] + p.get("processes", []) for th in pr["threads"]]
+
+
+def not_ours(name, p):
+    """No frame of the recorder in any sample of @p, nor in summarize's
+    report of its dumps (blocked time by call and stack, top functions)."""
+    for th in threads(p):
+        for stack in frames_of(th):
+            bad = [f for f in stack if any(o in f for o in OWN)]
+            check(not bad, f"{name}: {th['processName']}/{th['name']}: "
+                  f"the recorder's frames {bad} in {stack}")
+    d = os.path.join(DIR, name + ".rtprof.d")
+    dumps = [os.path.join(d, f) for f in os.listdir(d)]
+    s = subprocess.run([RTPROF, "summarize", *dumps], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True,
+                       timeout=120).stdout
+    bad = [ln for ln in s.splitlines() if any(o in ln for o in OWN)]
+    check(not bad, f"{name}: summarize shows the recorder: {bad}")
 
 
 def blocked(p, calls):
@@ -116,6 +151,7 @@ def make():
                         "make.json.gz"), "--", "make", "-s", "-j2", "-C",
                         proj], stderr=subprocess.PIPE, timeout=300)
     check(r.returncode == 0, f"make: exit {r.returncode}: {r.stderr}")
+    not_ours("make", load(os.path.join(DIR, "make.json.gz")))
     main = os.path.join(DIR, "make.rtprof.d", "main.rtprof")
     s = subprocess.run([RTPROF, "summarize", main], stdout=subprocess.PIPE,
                        text=True, timeout=120).stdout
@@ -154,6 +190,7 @@ def stdio():
               "off-CPU stacks to check", file=sys.stderr)
         return
     prof = load(out)
+    not_ours("stdio", prof)
     th = next(t for t in prof["threads"] if t["name"] == "GeckoMain")
     sch, st = th["samples"]["schema"], th["stringTable"]
     ft, sk = th["frameTable"], th["stackTable"]
@@ -175,9 +212,55 @@ def stdio():
           "samples with the write's stack", file=sys.stderr)
 
 
+CALL_FRAME = re.compile(r"^(\w+) \((on CPU|blocked)\)$")
+
+
+def perf_sampled(dump):
+    info = subprocess.run([M2G, "--info", dump], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True).stdout
+    return "sampling: perf" in info
+
+
+def pipeline():
+    big = os.path.join(DIR, "big")
+    with open(big, "wb") as f:
+        line = b"a line of lower case text to upper case, number %d\n"
+        f.write(b"".join(line % i for i in range(600000)))
+    # grep -c Z finds none: exit 1.
+    p = record("pipe", "sh", "-c", f"cat {big} | tr a-z A-Z | grep -c Z",
+               status=1)
+    perf = perf_sampled(os.path.join(DIR, "pipe.rtprof.d", "main.rtprof"))
+    seen = {}
+    for th in threads(p):
+        prog = th["processName"]
+        for stack in frames_of(th):
+            m = CALL_FRAME.match(stack[-1]) if stack else None
+            if m is None:
+                continue
+            kinds = seen.setdefault(prog, {})
+            kinds[m.group(2)] = kinds.get(m.group(2), 0) + 1
+            # The call's frame is the leaf; its caller, when known, is
+            # the program's own code (" (in cat)"; sh is dash), not
+            # libc's side of the call.
+            exe = {"sh": "dash"}.get(prog, prog)
+            check(len(stack) == 1 or stack[-2].endswith(f"(in {exe})") or
+                  (prog == "sh" and "(in libc" not in stack[-2]),
+                  f"pipeline: {prog}: the call's caller: {stack[-3:]}")
+            check(m.group(1) in ("read", "write", "wait4", "wait3",
+                                 "waitpid", "open", "openat"),
+                  f"pipeline: {prog}: unexpected call frame {stack[-1]}")
+    cat = seen.get("cat", {})
+    want = ("on CPU", "blocked") if perf else ("blocked",)
+    check(all(cat.get(k, 0) >= 3 for k in want),
+          f"pipeline: cat's samples in calls {cat} (perf: {perf})")
+    print(f"test_record_blocking: cat | tr | grep: samples in calls {seen}",
+          file=sys.stderr)
+
+
 def main():
     shutil.rmtree(DIR, ignore_errors=True)
     os.makedirs(DIR)
+    pipeline()
     sleeps()
     waits()
     make()
