@@ -1,6 +1,6 @@
 /*
  * gecko_counters.h - how a recorded counter is shown in the Firefox
- * Profiler (codec/gecko.c writes it).
+ * Profiler (codec/gecko_counters.c writes it).
  *
  * The front-end draws a Gecko counter's `count` as a delta: it zeroes the
  * first one, draws a "Memory" counter as the running sum and any other
