@@ -75,6 +75,7 @@ struct rtprof_dump_header {
 		const char *machine;
 		const char *hostname;
 		int64_t cpus;
+		const char *boot_id;    /* "" in older dumps */
 	} machine;
 	struct {
 		const char *source;     /* "tsc", "cntvct", "monotonic" */

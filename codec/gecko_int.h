@@ -157,6 +157,9 @@ enum {
 	TEXT_UNKNOWN_STACK,             /* SAME without a previous SAMPLE */
 	TEXT_NO_LABEL,                  /* label-only sample without labels */
 	TEXT_NO_STACK,                  /* no frame at all */
+	/* From here: the kernel's reason for going off CPU, TEXT_KERNEL +
+	 * its codec/kreason.h id (a KSTACK record before the SAMPLE). */
+	TEXT_KERNEL = 16,
 };
 
 /*
@@ -234,6 +237,10 @@ struct gthread {
 	struct pmap rs_idx;             /* (value, prefix1 << 8 | kind) */
 	struct scache sc;               /* whole recorded stack -> leaf node */
 	uint32_t last_stack1;           /* last SAMPLE's leaf + 1, 0: none */
+	/* A KSTACK for its SAMPLE of time kst_t, coming next: the reason. */
+	bool kst_on;
+	uint64_t kst_t;
+	int kst_id;
 	struct rtprof_spill_stream *ovs; /* OVERHEAD records (govh) */
 	uint64_t novh;
 	uint64_t recs;                  /* records decoded */
@@ -335,6 +342,7 @@ struct gsess {
 	int64_t pid, ppid;
 	char *process, *exe;
 	char *sysname, *release, *machine, *hostname;
+	char *boot_id;                  /* "" in older dumps */
 	int64_t cpus;
 	char *clock_source;
 	double ticks_per_second;        /* plausible (clock_rate_ok()) */
@@ -623,6 +631,7 @@ struct rtprof_val *vals_copy(struct gsess *g, const struct rtprof_rec_view *r);
 /* gecko_stacks.c */
 int stacks_sample(struct gsess *g, const struct rtprof_rec_view *r);
 int stacks_same(struct gsess *g, const struct rtprof_rec_view *r);
+int stacks_kstack(struct gsess *g, const struct rtprof_rec_view *r);
 int stacks_backtrace(struct gsess *g, struct gthread *th,
     const struct rtprof_rec_view *r);
 uint64_t epoch_time(const struct gsess *g, uint16_t e);

@@ -55,7 +55,10 @@ enum rtprof_rec_kind {
 	RTPROF_REC_OVERHEAD = 11, /* [11, t0, t1, lock, threads, counters, n] */
 	RTPROF_REC_BACKTRACE = 12, /* [12, t, flags, frame...]: the stack of
 	                            * the marker just before it (t: its start) */
-	RTPROF_REC_KIND_MAX = 12
+	RTPROF_REC_KSTACK = 13,   /* [13, t, tid, frame...]: the kernel stack
+	                           * where tid went off CPU, for its SAMPLE
+	                           * of time t just after it (sampler) */
+	RTPROF_REC_KIND_MAX = 13
 };
 
 /* SAMPLE / SAME flags. */
@@ -70,7 +73,7 @@ enum rtprof_rec_kind {
 /* BACKTRACE flags (the bit SAMPLE uses for the same thing). */
 #define RTPROF_BACKTRACE_TRUNCATED 0x04 /* deeper: the root side is missing */
 
-/* Most frames in one SAMPLE or BACKTRACE record (native + labels). */
+/* Most frames in one SAMPLE, BACKTRACE or KSTACK record. */
 #define RTPROF_REC_MAX_FRAMES 128
 
 /* msgpack ext type carrying a static string's address (fixext 8). */

@@ -71,6 +71,29 @@ rtprof__rec_sample(uint64_t t, pid_t tid, uint64_t cpu, unsigned flags,
 	rtprof__close(p);
 }
 
+/*
+ * One KSTACK: @n kernel addresses @ips, innermost first, written
+ * outermost first. Context: sampler thread.
+ */
+void
+rtprof__rec_kstack(uint64_t t, pid_t tid, const uint64_t *ips, unsigned n)
+{
+	unsigned char *p = rtprof__open(22 + (size_t)n * 9);
+	unsigned arr = 3 + n;
+
+	if (p == NULL)
+		return;
+	p[0] = 0xdc;
+	p[1] = (unsigned char)(arr >> 8);
+	p[2] = (unsigned char)arr;
+	p[3] = RTPROF_REC_KSTACK;
+	p = rtprof__put_u64(p + 4, 0xcf, t);
+	p = rtprof__put_u64(p, 0xd3, (uint64_t)(int64_t)tid);
+	for (unsigned i = n; i-- > 0;)
+		p = rtprof__put_u64(p, 0xcf, ips[i]);
+	rtprof__close(p);
+}
+
 /* Context: sampler thread. */
 void
 rtprof__rec_overhead(uint64_t t0, uint64_t t1, const uint64_t v[4])

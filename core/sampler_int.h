@@ -44,6 +44,9 @@ rtprof__leaf_label(uint64_t *frames, unsigned char *is_label, unsigned n,
 	is_label[n] = 1;
 	return n + 1;
 }
+/* @n kernel addresses, innermost first (written outermost first). */
+void rtprof__rec_kstack(uint64_t t, pid_t tid, const uint64_t *ips,
+    unsigned n);
 void rtprof__rec_overhead(uint64_t t0, uint64_t t1, const uint64_t v[4]);
 /* @th's SAMPLE with its labels only, read under its ck_sequence; with
  * @bare_flags added when it has none; then @leaf, a static string, unless
