@@ -866,6 +866,9 @@ dec_sampling(struct dec *d, const msgpack_object *o,
 			h->sampling.method = obj_str(d, v, NULL);
 		else if (key_is(k, "why"))
 			h->sampling.why = obj_str(d, v, NULL);
+		else if (key_is(k, "kernel_stacks"))
+			h->sampling.kernel_stacks = v->type ==
+			    MSGPACK_OBJECT_BOOLEAN ? v->via.boolean : -1;
 	}
 }
 
@@ -932,6 +935,7 @@ frame_header(struct dec *d, const msgpack_object *o)
 	h.clock.source = "";
 	h.settings.mode = "";
 	h.sampling.method = h.sampling.why = "";
+	h.sampling.kernel_stacks = -1;
 	h.category_names = h.category_colors = empty_list;
 	for (uint32_t i = 0; i < n; i++) {
 		const msgpack_object *k = &kv[i].key, *v = &kv[i].val;

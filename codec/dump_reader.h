@@ -97,6 +97,9 @@ struct rtprof_dump_header {
 		/* "perf", "signal", "off"; "" in dumps from before */
 		const char *method;
 		const char *why;        /* why that method, for people */
+		/* 1: the kernel's stacks where threads block were taken
+		 * (KSTACK records), 0: not, -1: an older dump says nothing */
+		int kernel_stacks;
 	} sampling;
 	uint32_t ncategories;
 	const char *const *category_names;  /* indexed by category id */

@@ -353,6 +353,7 @@ struct gsess {
 	char *mode;
 	uint64_t sample_interval_us;
 	char *sampling_method, *sampling_why;   /* "" in older dumps */
+	int kernel_stacks;              /* -1: not said (older dumps) */
 	uint32_t ndump_cat;
 	struct gecko_cat cat[GECKO_MAX_CATEGORIES];
 	uint32_t ncat;

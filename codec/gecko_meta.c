@@ -376,6 +376,11 @@ write_meta(struct gsess *g, struct json *j, bool top)
 		json_str(j, g->sampling_method);
 		json_key(j, "why");
 		json_str(j, g->sampling_why != NULL ? g->sampling_why : "");
+		/* The kernel's stacks where threads block (the reasons). */
+		if (g->kernel_stacks >= 0) {
+			json_key(j, "kernelStacks");
+			json_bool(j, g->kernel_stacks != 0);
+		}
 		json_obj_end(j);
 	}
 	json_key(j, "stackwalk");

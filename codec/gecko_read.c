@@ -139,6 +139,7 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	g->sample_interval_us = h->settings.sample_interval_us;
 	g->sampling_method = gecko_dup_opt(h->sampling.method, &g->err);
 	g->sampling_why = gecko_dup_opt(h->sampling.why, &g->err);
+	g->kernel_stacks = h->sampling.kernel_stacks;
 
 	/*
 	 * The dump's categories keep their ids as indexes; room is left for

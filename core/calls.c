@@ -21,6 +21,9 @@ struct table {
 
 static const struct table *_Atomic table;
 
+const struct rtprof__call rtprof__call_self = { 0, "rtprof",
+	"rtprof (recorder, on CPU)", "rtprof (recorder, blocked)" };
+
 static int
 by_lo(const void *a, const void *b)
 {

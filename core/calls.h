@@ -36,6 +36,11 @@ struct rtprof__call {
 	const char *blocked;    /* "read (blocked)" */
 };
 
+/* The recorder's own wait, where a thread went off CPU inside rtprof's
+ * code that no wrapper of the program's calls leads to (its start-up
+ * waits for the sampler): "rtprof (recorder, blocked)". Its id is 0. */
+extern const struct rtprof__call rtprof__call_self;
+
 /* A wrapper's code: [lo, hi). */
 struct rtprof__call_fn {
 	uintptr_t lo, hi;

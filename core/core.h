@@ -294,6 +294,9 @@ void rtprof__sampler_await(const rtprof_lock *lk,
 void rtprof__perf_detach(const rtprof_lock *lk, struct rtprof__thread *th);
 void rtprof__perf_fork_child(struct rtprof__thread *threads);
 const char *rtprof__perf_method(const rtprof_lock *lk, char *why, size_t n);
+/* 1 when the perf path takes the kernel's stacks where threads block
+ * (KSTACK records). Context: any thread, lock held (after the method). */
+int rtprof__perf_kstacks(const rtprof_lock *lk);
 
 /* sample_signal.c: is @sig the sampling signal (in use, or, for a session
  * that samples, the one the sampler would choose now)? Context: any

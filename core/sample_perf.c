@@ -290,6 +290,14 @@ rtprof__perf_method(const rtprof_lock *lk, char *why, size_t n)
 	return "signal";
 }
 
+/* Context: any thread with the lock held, after rtprof__perf_method. */
+int
+rtprof__perf_kstacks(const rtprof_lock *lk)
+{
+	(void)lk;
+	return P.decided && P.usable && P.kstack;
+}
+
 /* ------------------------------------------------------------------ */
 /* Records                                                              */
 
@@ -349,6 +357,10 @@ emit(struct rtprof__perf *p, const struct rtprof__ucopy *uc, uint64_t mono,
 		flags |= RTPROF_SAMPLE_NO_NATIVE;
 		call = in_call;
 	}
+	/* The recorder's work on CPU stays charged to its caller, as
+	 * before (rtprof's API calls in an instrumented program). */
+	if (!off && call == &rtprof__call_self)
+		call = NULL;
 	if (call != NULL) {
 		frames[n] = (uint64_t)(uintptr_t)(off ? call->blocked :
 		    call->on_cpu);

@@ -332,7 +332,7 @@ sample_native(struct rtprof__thread *th, const struct rtprof__sample_req *rq,
 	n = merge(ips, sps, nn, rq->labels, rq->label_sp, rq->nlabels, frames,
 	    is_label);
 	/* Inside a wrapped call, running (it took the signal). */
-	if (call != NULL)
+	if (call != NULL && call != &rtprof__call_self)
 		n = rtprof__leaf_label(frames, is_label, n, call->on_cpu);
 	rtprof__rec_sample(t, th->tid, d, flags, frames, is_label, n);
 	th->s_misses = 0;

@@ -564,10 +564,12 @@ rtprof__unwind(struct rtprof__unwinder *u, const struct rtprof__ucopy *rq,
 		if (own)
 			wrap = rtprof__call_at(seen == 1 ? ip : ip - 1);
 		/* The program called a wrapper: the call, and nothing inside
-		 * it, is the leaf (the innermost such call only). */
-		if (!own && prev_own && wrap != NULL && *call == NULL) {
+		 * it, is the leaf (the innermost such call only). rtprof's
+		 * code at the leaf that no wrapper leads to: its own work. */
+		if (!own && prev_own && *call == NULL && (wrap != NULL ||
+		    n == 0)) {
 			n = 0;
-			*call = wrap;
+			*call = wrap != NULL ? wrap : &rtprof__call_self;
 		}
 		if (!own) {
 			ips[n] = ip;

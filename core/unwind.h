@@ -56,7 +56,9 @@ void rtprof__unwinder_tick(struct rtprof__unwinder *u);
  * @call: out, the wrapped call (core/calls.h) the thread was in, or NULL:
  * the innermost wrapper frame that the program called (not rtprof); the
  * frames inside it (libc's side of the call) are left out too, and the
- * caller adds the call's frame at the leaf.
+ * caller adds the call's frame at the leaf; &rtprof__call_self when the
+ * leaf frames are rtprof's own, not under a wrapper (the recorder's work
+ * on the thread: its start-up wait for the sampler).
  * Return: the number of frames (0 when nothing could be unwound);
  * *@truncated set when there were more than @max, or when the copy ended
  * before the root (a read above it inside [@stack_lo, @stack_hi)).

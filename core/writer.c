@@ -149,11 +149,16 @@ pack_sampling(const rtprof_lock *lk, msgpack_packer *pk,
 	    rtprof__perf_method(lk, why, sizeof(why));
 
 	pack_key(pk, "sampling");
-	msgpack_pack_map(pk, 2);
+	msgpack_pack_map(pk, 3);
 	pack_key(pk, "method");
 	pack_str(pk, m);
 	pack_key(pk, "why");
 	pack_str(pk, why);
+	pack_key(pk, "kernel_stacks");
+	if (strcmp(m, "off") != 0 && rtprof__perf_kstacks(lk))
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
 }
 
 /*

@@ -2,7 +2,7 @@
 sleep): each shows as "Blocked" markers with the call's name and about the
 time it blocked.
 
-    test_record_blocking.py RTPROF RECORD_BLOCKING TESTS_DIR WORKDIR
+    test_record_blocking.py RTPROF RECORD_BLOCKING TESTS_DIR WORKDIR NOPERF
 
 - `sleep 1` (coreutils: nanosleep or clock_nanosleep) and a C program's
   sleep(1) (glibc's sleep, which does not go through nanosleep's symbol):
@@ -26,6 +26,15 @@ time it blocked.
   perf events (on the signal path: blocked ones, whose stack is not
   known). In every profile this test records, no frame is librtprof's or
   librtprof-preload's, in samples or in `rtprof summarize`'s output.
+- The kernel's reasons (record_blocking reasons): where the sampler took
+  the kernel's stacks (the profile's meta rtprofSampling.kernelStacks),
+  `rtprof summarize` groups time off CPU by reason: "pipe full" at the
+  pipe write, "sleep" at the nanosleep, "futex" at the contended
+  pthread_mutex_lock, 150 ms or more each (300 ms), and, when the fsync
+  blocked 10 ms or more (its Blocked marker), "fsync" or "journal commit
+  (fsync)" for at least 30% of it. The same program where perf_event_open
+  is refused (tests/noperf): kernelStacks false, and summarize says no
+  dump has the kernel's stacks and why (the seccomp filter).
 """
 import os
 import re
@@ -37,13 +46,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gecko_testlib import check, frames_of, load, markers  # noqa: E402
 
-RTPROF, PROG, SRC, DIR = sys.argv[1:5]
+RTPROF, PROG, SRC, DIR, NOPERF = sys.argv[1:6]
 M2G = os.path.join(os.path.dirname(RTPROF), "msgpack2gecko")
 
 
-def record(name, *cmd, stdout=subprocess.DEVNULL, status=0):
+def record(name, *cmd, stdout=subprocess.DEVNULL, status=0, wrap=()):
     out = os.path.join(DIR, name + ".json.gz")
-    r = subprocess.run([RTPROF, "record", "-o", out, "--", *cmd],
+    r = subprocess.run([*wrap, RTPROF, "record", "-o", out, "--", *cmd],
                        stdout=stdout, stderr=subprocess.PIPE, timeout=120,
                        cwd=DIR)
     check(r.returncode == status, f"{name}: exit {r.returncode}: "
@@ -204,7 +213,10 @@ def stdio():
             f = ft["data"][srow[sk["schema"]["frame"]]]
             names.append(st[f[ft["schema"]["location"]]].split(" ")[0])
             s = srow[sk["schema"]["prefix"]]
-        # Innermost first: libc's write under stdio's fputs.
+        # Innermost first: libc's write under stdio's fputs (under
+        # the kernel's reason, when there is one).
+        if names and names[0] == "kernel:":
+            names = names[1:]
         if any("fputs" in n for n in names) and "write" in names[0]:
             idle += 1
     check(idle >= 20, f"stdio: {idle} idle samples in stdio's write")
@@ -257,9 +269,66 @@ def pipeline():
           file=sys.stderr)
 
 
+def off_cpu_reasons(name):
+    """summarize's time off CPU by reason of @name's dumps:
+    ({reason: (ms, [places])}, the section's text)."""
+    d = os.path.join(DIR, name + ".rtprof.d")
+    s = subprocess.run([RTPROF, "summarize"] + [os.path.join(d, f) for f in
+                       os.listdir(d)], stdout=subprocess.PIPE, text=True,
+                       timeout=120).stdout
+    sect = s.split("Time off CPU, by the kernel's reason")[1].split("\n\n")[0]
+    out, last = {}, None
+    for line in sect.splitlines():
+        m = re.match(r"^  (\S.*?)\s+(\d+)\s+([\d.]+)$", line)
+        if m:
+            last = out.setdefault(m.group(1), [float(m.group(3)), []])
+            continue
+        m = re.match(r"^\s+([\d.]+) ms  (.*)$", line)
+        if m and last is not None:
+            last[1].append(m.group(2))
+    return out, sect
+
+
+def meta_kernel_stacks(p):
+    return p["meta"].get("rtprofSampling", {}).get("kernelStacks")
+
+
+def reasons():
+    p = record("reasons", PROG, "reasons", DIR)
+    got, sect = off_cpu_reasons("reasons")
+    if not meta_kernel_stacks(p):
+        print("test_record_blocking: reasons: no kernel stacks here "
+              f"({p['meta'].get('rtprofSampling')}), not checked",
+              file=sys.stderr)
+    else:
+        for reason, place in (("pipe full", "write (blocked)"),
+                              ("sleep", "nanosleep (blocked)"),
+                              ("futex", "pthread_mutex_lock (blocked)")):
+            ms, places = got.get(reason, (0, []))
+            check(ms >= 150 and any(pl.startswith(place) for pl in places),
+                  f"reasons: {reason}: {ms} ms at {places}: {sect}")
+        fs = [b for b in blocked(p, ("fsync",)) if b[1] >= 10]
+        if fs:
+            ms = sum(got.get(r, (0,))[0] for r in
+                     ("fsync", "journal commit (fsync)"))
+            check(ms >= 0.3 * fs[0][1], f"reasons: fsync blocked "
+                  f"{fs[0][1]:.0f} ms, {ms} ms named: {sect}")
+        print(f"test_record_blocking: reasons: "
+              f"{ {r: v[0] for r, v in got.items()} } (fsync blocked "
+              f"{fs[0][1] if fs else 0:.0f} ms)", file=sys.stderr)
+    # Refused: perf_event_open under a seccomp filter.
+    p = record("noperf", PROG, "reasons", DIR, wrap=(NOPERF,))
+    got, sect = off_cpu_reasons("noperf")
+    check(meta_kernel_stacks(p) is False and not got and
+          "without the kernel's stacks: perf events refused" in sect and
+          "seccomp" in sect, f"noperf: {p['meta'].get('rtprofSampling')}: "
+          f"{sect}")
+
+
 def main():
     shutil.rmtree(DIR, ignore_errors=True)
     os.makedirs(DIR)
+    reasons()
     pipeline()
     sleeps()
     waits()

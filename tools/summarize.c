@@ -327,6 +327,10 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	snprintf(s->boot_id, sizeof(s->boot_id), "%s",
 	    h->machine.boot_id != NULL ? h->machine.boot_id : "");
 	s->interval_ms = (double)h->settings.sample_interval_us / 1e3;
+	if (h->sampling.kernel_stacks == 0 &&
+	    strcmp(h->sampling.method, "off") != 0 &&
+	    sblock_refused(s->off, h->sampling.why) != 0)
+		return fail(s, -ENOMEM);
 	snprintf(s->process, sizeof(s->process), "%s",
 	    h->process != NULL ? h->process : "?");
 	return 0;

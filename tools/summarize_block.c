@@ -31,6 +31,8 @@ struct reason {
 struct sblock {
 	struct reason *r;
 	size_t nr, rcap;
+	size_t refused;         /* dumps without the kernel's stacks */
+	char *refused_why;      /* the first one's explanation */
 };
 
 struct sblock *
@@ -51,7 +53,18 @@ sblock_free(struct sblock *b)
 		free(b->r[i].name);
 	}
 	free(b->r);
+	free(b->refused_why);
 	free(b);
+}
+
+int
+sblock_refused(struct sblock *b, const char *why)
+{
+	b->refused++;
+	if (b->refused_why == NULL && why != NULL && why[0] != 0 &&
+	    (b->refused_why = strdup(why)) == NULL)
+		return -ENOMEM;
+	return 0;
 }
 
 /* Grow @*v (of @*cap elements of @size) to hold @need. */
@@ -171,6 +184,11 @@ sblock_print(const struct sblock *b, FILE *f, size_t top)
 	fprintf(f, "\nTime off CPU, by the kernel's reason (off-CPU samples "
 	    "with the kernel's stack,\nwhere kernel-side sampling is "
 	    "allowed; then the places that waited, innermost first):\n");
+	if (b != NULL && b->refused != 0)
+		fprintf(f, "  (%zu dump%s without the kernel's stacks: %s)\n",
+		    b->refused, b->refused == 1 ? "" : "s",
+		    b->refused_why != NULL ? rtprof_esc(e, sizeof(e),
+		    b->refused_why) : "the sampler did not say why");
 	if (b == NULL || b->nr == 0) {
 		fprintf(f, "  (none recorded)\n");
 		return;

@@ -32,6 +32,10 @@ int sblock_add(struct sblock *b, const char *reason, const char *where,
  */
 int sblock_reason_of(const char *loc, size_t len, char *buf, size_t n);
 
+/* A dump whose sampler took no kernel stacks, and the sampler's
+ * explanation (the HEADER's sampling.why). Return: 0, or -ENOMEM. */
+int sblock_refused(struct sblock *b, const char *why);
+
 /* Print the table (the top @top reasons, the top 3 places of each). */
 void sblock_print(const struct sblock *b, FILE *f, size_t top);
 
