@@ -189,6 +189,9 @@ extern uintptr_t _Unwind_GetIP(struct _Unwind_Context *);
 
 /* The text of this library: its frames (wrapper, unwinder) are skipped. */
 static uintptr_t self_lo, self_hi;
+/* librtprof's: a wrapped call made by the recorder itself (its core
+ * lock's pthread_mutex_lock) is not the program's, and not timed. */
+static uintptr_t rt_lo, rt_hi;
 
 struct bt_walk {
 	uint64_t ip[BT_MAX_NATIVE];
@@ -224,12 +227,19 @@ bt_frame(struct _Unwind_Context *ctx, void *arg)
 	return BT_URC_NO_REASON;
 }
 
-/* dl_iterate_phdr: the executable segments of the module at @data. */
+/* A module's executable segments, from its base address. */
+struct text_range {
+	uintptr_t base, lo, hi;
+};
+
+/* dl_iterate_phdr: the executable segments of the module at @data's base. */
 static int
-self_range(struct dl_phdr_info *info, size_t size, void *data)
+text_range_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
+	struct text_range *t = data;
+
 	(void)size;
-	if ((uintptr_t)info->dlpi_addr != (uintptr_t)data)
+	if ((uintptr_t)info->dlpi_addr != t->base)
 		return 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -237,12 +247,27 @@ self_range(struct dl_phdr_info *info, size_t size, void *data)
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
-		if (self_lo == 0 || a < self_lo)
-			self_lo = a;
-		if (a + ph->p_memsz > self_hi)
-			self_hi = a + ph->p_memsz;
+		if (t->lo == 0 || a < t->lo)
+			t->lo = a;
+		if (a + ph->p_memsz > t->hi)
+			t->hi = a + ph->p_memsz;
 	}
 	return 1;
+}
+
+/* The text of the module holding @fn: [*lo, *hi). */
+static void
+text_of(void *fn, uintptr_t *lo, uintptr_t *hi)
+{
+	struct text_range t = { 0, 0, 0 };
+	Dl_info i;
+
+	if (dladdr(fn, &i) == 0)
+		return;
+	t.base = (uintptr_t)i.dli_fbase;
+	dl_iterate_phdr(text_range_cb, &t);
+	*lo = t.lo;
+	*hi = t.hi;
 }
 
 /*
@@ -374,10 +399,10 @@ preload_init(void)
 	min_ticks = (uint64_t)(rtprof_ticks_per_second() / 1e6);
 	if (min_ticks == 0)
 		min_ticks = 1;
-	if (dladdr((void *)preload_init, &self) != 0) {
-		dl_iterate_phdr(self_range, self.dli_fbase);
+	text_of((void *)preload_init, &self_lo, &self_hi);
+	text_of((void *)rtprof_session_start, &rt_lo, &rt_hi);
+	if (dladdr((void *)preload_init, &self) != 0)
 		calls_init(self.dli_fname);
-	}
 	threshold_init();
 	if (bt_ticks != UINT64_MAX) {
 		/* Once now: libgcc loads and finds its tables at the first
@@ -397,16 +422,18 @@ struct blk {
 /*
  * The start of a timed call: the thread counts as asleep in @call (one
  * release store of its sleep word: the state and the call's number, which
- * the sampler reads, core/calls.h). Context: the calling thread.
+ * the sampler reads, core/calls.h). @ra: the wrapper's return address: a
+ * call librtprof makes (its own lock) is not timed. Context: the calling
+ * thread.
  * Return: 1 when the call is timed.
  */
 static inline int
-blk_begin(struct blk *b, const struct rtprof__call *call)
+blk_begin(struct blk *b, const struct rtprof__call *call, void *ra)
 {
 	struct rtprof__thread *th = rtprof__tls.thread;
 
 	if (!armed || th == NULL || (th->flags & RTPROF_THREAD_SAMPLER) ||
-	    in_bt)
+	    in_bt || ((uintptr_t)ra >= rt_lo && (uintptr_t)ra < rt_hi))
 		return 0;
 	b->th = th;
 	b->t0 = rtprof_now();
@@ -515,7 +542,8 @@ blk_end(struct blk *b, const struct rtprof__call *call, int64_t fd,
 		struct blk blk_;                                               \
 		type r;                                                        \
 		REAL(name);                                                    \
-		if (!blk_begin(&blk_, &call_##name))                           \
+		if (!blk_begin(&blk_, &call_##name,                            \
+		    __builtin_return_address(0)))                              \
 			return real_##name args;                               \
 		r = real_##name args;                                          \
 		blk_end(&blk_, &call_##name, (fd), (bytes));                   \
@@ -623,7 +651,8 @@ BLOCKING(ssize_t, getdents64, (int fd, void *b, size_t n), (fd, b, n), fd, r)
 			errno = ENOSYS;                                        \
 			return -1;                                             \
 		}                                                              \
-		if (!blk_begin(&blk_, &call_##sym))                            \
+		if (!blk_begin(&blk_, &call_##sym,                             \
+		    __builtin_return_address(0)))                              \
 			return real args;                                      \
 		r = real args;                                                 \
 		blk_end_path(&blk_, &call_##sym, (fd), -1, (path));            \
@@ -657,7 +686,7 @@ WRAPS(openat64, call_openat);
 
 static int
 open_timed(const struct rtprof__call *call, bool large, int dir,
-    const char *path, int flags, mode_t mode)
+    const char *path, int flags, mode_t mode, void *ra)
 {
 	static _Atomic(openat_fn) cache[2];
 	openat_fn real = atomic_load_explicit(&cache[large],
@@ -675,7 +704,7 @@ open_timed(const struct rtprof__call *call, bool large, int dir,
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!blk_begin(&b, call))
+	if (!blk_begin(&b, call, ra))
 		return real(dir, path, flags, mode);
 	r = real(dir, path, flags, mode);
 	blk_end_path(&b, call, r, -1, path);
@@ -708,7 +737,8 @@ rtprof_pl_open(const char *path, int flags, ...)
 	mode_t mode = 0;
 
 	OPEN_MODE(flags, mode);
-	return open_timed(&call_open, false, AT_FDCWD, path, flags, mode);
+	return open_timed(&call_open, false, AT_FDCWD, path, flags, mode,
+	    __builtin_return_address(0));
 }
 
 RTPROF_API int
@@ -717,7 +747,8 @@ rtprof_pl_open64(const char *path, int flags, ...)
 	mode_t mode = 0;
 
 	OPEN_MODE(flags, mode);
-	return open_timed(&call_open, true, AT_FDCWD, path, flags, mode);
+	return open_timed(&call_open, true, AT_FDCWD, path, flags, mode,
+	    __builtin_return_address(0));
 }
 
 RTPROF_API int
@@ -726,7 +757,8 @@ rtprof_pl_openat(int dir, const char *path, int flags, ...)
 	mode_t mode = 0;
 
 	OPEN_MODE(flags, mode);
-	return open_timed(&call_openat, false, dir, path, flags, mode);
+	return open_timed(&call_openat, false, dir, path, flags, mode,
+	    __builtin_return_address(0));
 }
 
 RTPROF_API int
@@ -735,7 +767,8 @@ rtprof_pl_openat64(int dir, const char *path, int flags, ...)
 	mode_t mode = 0;
 
 	OPEN_MODE(flags, mode);
-	return open_timed(&call_openat, true, dir, path, flags, mode);
+	return open_timed(&call_openat, true, dir, path, flags, mode,
+	    __builtin_return_address(0));
 }
 
 /* A mutex lock blocks only when contended: try first, time the rest. */
@@ -753,7 +786,8 @@ pthread_mutex_lock(pthread_mutex_t *m)
 		return real_pthread_mutex_lock(m);
 	if (pthread_mutex_trylock(m) == 0)
 		return 0;
-	if (!blk_begin(&b, &call_pthread_mutex_lock))
+	if (!blk_begin(&b, &call_pthread_mutex_lock,
+	    __builtin_return_address(0)))
 		return real_pthread_mutex_lock(m);
 	r = real_pthread_mutex_lock(m);
 	blk_end(&b, &call_pthread_mutex_lock, -1, -1);

@@ -20,7 +20,8 @@ time it blocked.
   thread's off-CPU samples have the stack of that write (fputs ... write):
   at least 20 idle samples there (it waits about 0.7 s).
 - `cat big | tr a-z A-Z | grep -c Z` (30 MB): samples inside a wrapped
-  call end in a frame naming it, "read (on CPU)", "write (blocked)"...,
+  call end in a frame naming it, "read (on CPU)", "write (blocked)"...
+  (then the kernel's reason, when known),
   right under the program's own frame (its caller in cat, tr, grep: not
   libc's side of the call, not the recorder); cat has both kinds, with
   perf events (on the signal path: blocked ones, whose stack is not
@@ -45,6 +46,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gecko_testlib import check, frames_of, load, markers  # noqa: E402
+from summarize_testlib import parse_summary  # noqa: E402
 
 RTPROF, PROG, SRC, DIR, NOPERF = sys.argv[1:6]
 M2G = os.path.join(os.path.dirname(RTPROF), "msgpack2gecko")
@@ -246,6 +248,9 @@ def pipeline():
     for th in threads(p):
         prog = th["processName"]
         for stack in frames_of(th):
+            # Under the kernel's reason, when there is one.
+            if stack and stack[-1].startswith("kernel: "):
+                stack = stack[:-1]
             m = CALL_FRAME.match(stack[-1]) if stack else None
             if m is None:
                 continue
@@ -276,17 +281,9 @@ def off_cpu_reasons(name):
     s = subprocess.run([RTPROF, "summarize"] + [os.path.join(d, f) for f in
                        os.listdir(d)], stdout=subprocess.PIPE, text=True,
                        timeout=120).stdout
-    sect = s.split("Time off CPU, by the kernel's reason")[1].split("\n\n")[0]
-    out, last = {}, None
-    for line in sect.splitlines():
-        m = re.match(r"^  (\S.*?)\s+(\d+)\s+([\d.]+)$", line)
-        if m:
-            last = out.setdefault(m.group(1), [float(m.group(3)), []])
-            continue
-        m = re.match(r"^\s+([\d.]+) ms  (.*)$", line)
-        if m and last is not None:
-            last[1].append(m.group(2))
-    return out, sect
+    r = parse_summary(s)
+    return ({k: (v[1], v[2]) for k, v in r["reasons"].items()},
+            r["reasons_text"])
 
 
 def meta_kernel_stacks(p):
