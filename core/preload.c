@@ -227,31 +227,35 @@ bt_frame(struct _Unwind_Context *ctx, void *arg)
 	return BT_URC_NO_REASON;
 }
 
-/* A module's executable segments, from its base address. */
+/* A module's executable segments: the one whose segments hold @fn. */
 struct text_range {
-	uintptr_t base, lo, hi;
+	uintptr_t fn, lo, hi;
 };
 
-/* dl_iterate_phdr: the executable segments of the module at @data's base. */
+/* dl_iterate_phdr: the executable text of the module holding @data's fn
+ * (no dladdr: it scans the module's whole symbol table). */
 static int
 text_range_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct text_range *t = data;
+	uintptr_t lo = 0, hi = 0;
 
 	(void)size;
-	if ((uintptr_t)info->dlpi_addr != t->base)
-		return 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
-		if (t->lo == 0 || a < t->lo)
-			t->lo = a;
-		if (a + ph->p_memsz > t->hi)
-			t->hi = a + ph->p_memsz;
+		if (lo == 0 || a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
 	}
+	if (t->fn < lo || t->fn >= hi)
+		return 0;
+	t->lo = lo;
+	t->hi = hi;
 	return 1;
 }
 
@@ -259,12 +263,8 @@ text_range_cb(struct dl_phdr_info *info, size_t size, void *data)
 static void
 text_of(void *fn, uintptr_t *lo, uintptr_t *hi)
 {
-	struct text_range t = { 0, 0, 0 };
-	Dl_info i;
+	struct text_range t = { (uintptr_t)fn, 0, 0 };
 
-	if (dladdr(fn, &i) == 0)
-		return;
-	t.base = (uintptr_t)i.dli_fbase;
 	dl_iterate_phdr(text_range_cb, &t);
 	*lo = t.lo;
 	*hi = t.hi;
@@ -349,43 +349,34 @@ threshold_init(void)
 	bt_ticks = (uint64_t)(us * rtprof_ticks_per_second() / 1e6);
 }
 
-/* The wrappers, by symbol, in section rtprof_wraps: their code's extent
- * is looked up at load (calls_init) for the sampler's table. */
+/*
+ * The wrappers, in section rtprof_wraps: each one's code is a section of
+ * its own, rtprof_w_SYMBOL, whose bounds the linker gives
+ * (__start_/__stop_rtprof_w_SYMBOL): the sampler's table (core/calls.h)
+ * costs no symbol lookup at load.
+ */
 struct wrap {
-	const char *sym;
+	const void *lo, *hi;
 	const struct rtprof__call *call;
-};
+	const void *pad;        /* 32 bytes: the compiler aligns each entry
+	                         * to 32, the array has no gaps */
+} __attribute__((aligned(32)));
 extern const struct wrap __start_rtprof_wraps[], __stop_rtprof_wraps[];
 
-/*
- * The sampler's table of wrappers (core/calls.h): each one's code, from
- * its symbol in this library (@path) and the symbol's size. Context: the
- * dynamic loader (preload_init), once.
- */
+/* The sampler's table of wrappers. Context: the dynamic loader, once. */
 static void
-calls_init(const char *path)
+calls_init(void)
 {
 	enum { MAX = 128 };
 	struct rtprof__call_fn fns[MAX];
 	unsigned n = 0;
-	void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
 
-	if (h == NULL)
-		return;
 	for (const struct wrap *w = __start_rtprof_wraps;
 	    w < __stop_rtprof_wraps && n < MAX; w++) {
-		void *f = dlsym(h, w->sym);     /* this library's, first */
-		const ElfW(Sym) *sym = NULL;
-		Dl_info di;
-
-		if (f == NULL || dladdr1(f, &di, (void **)&sym,
-		    RTLD_DL_SYMENT) == 0 || sym == NULL || sym->st_size == 0)
-			continue;
-		fns[n].lo = (uintptr_t)f;
-		fns[n].hi = (uintptr_t)f + sym->st_size;
+		fns[n].lo = (uintptr_t)w->lo;
+		fns[n].hi = (uintptr_t)w->hi;
 		fns[n++].call = w->call;
 	}
-	dlclose(h);
 	rtprof__calls_set(fns, n);
 }
 
@@ -393,16 +384,13 @@ calls_init(const char *path)
 __attribute__((constructor)) static void
 preload_init(void)
 {
-	Dl_info self;
-
 	blocked_type = rtprof_marker_type_declare(&rtprof__blocked_path_schema);
 	min_ticks = (uint64_t)(rtprof_ticks_per_second() / 1e6);
 	if (min_ticks == 0)
 		min_ticks = 1;
 	text_of((void *)preload_init, &self_lo, &self_hi);
 	text_of((void *)rtprof_session_start, &rt_lo, &rt_hi);
-	if (dladdr((void *)preload_init, &self) != 0)
-		calls_init(self.dli_fname);
+	calls_init();
 	threshold_init();
 	if (bt_ticks != UINT64_MAX) {
 		/* Once now: libgcc loads and finds its tables at the first
@@ -529,14 +517,22 @@ blk_end(struct blk *b, const struct rtprof__call *call, int64_t fd,
 	    str " (on CPU)", str " (blocked)" }
 
 #define WRAPS(sym, var)                                                        \
+	extern const char __start_rtprof_w_##sym[]                             \
+	    __attribute__((visibility("hidden")));                             \
+	extern const char __stop_rtprof_w_##sym[]                              \
+	    __attribute__((visibility("hidden")));                             \
 	static const struct wrap wrap_##sym                                    \
-	    __attribute__((used, section("rtprof_wraps"))) = { #sym, &var }
+	    __attribute__((used, section("rtprof_wraps"))) = {                 \
+		__start_rtprof_w_##sym, __stop_rtprof_w_##sym, &var, NULL }
+
+/* A wrapper's code, in a section of its own (WRAPS). */
+#define WRAPPER(sym) __attribute__((section("rtprof_w_" #sym)))
 
 /* A wrapper returning @type: the call, timed when the thread is ours. */
 #define BLOCKING(type, name, params, args, fd, bytes)                          \
 	CALL(call_##name, #name);                                              \
 	WRAPS(name, call_##name);                                              \
-	RTPROF_API type                                                        \
+	RTPROF_API WRAPPER(name) type                                          \
 	name params                                                            \
 	{                                                                      \
 		struct blk blk_;                                               \
@@ -634,7 +630,7 @@ BLOCKING(ssize_t, getdents64, (int fd, void *b, size_t n), (fd, b, n), fd, r)
 	CALL(call_##sym, #sym);                                                \
 	WRAPS(sym, call_##sym);                                                \
 	RTPROF_API int cname params __asm__(#sym);                             \
-	RTPROF_API int                                                         \
+	RTPROF_API WRAPPER(sym) int                                            \
 	cname params                                                           \
 	{                                                                      \
 		static _Atomic(int (*) params) real_;                          \
@@ -731,7 +727,7 @@ RTPROF_API int rtprof_pl_openat(int dir, const char *path, int flags, ...)
 RTPROF_API int rtprof_pl_openat64(int dir, const char *path, int flags, ...)
     __asm__("openat64");
 
-RTPROF_API int
+RTPROF_API WRAPPER(open) int
 rtprof_pl_open(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
@@ -741,7 +737,7 @@ rtprof_pl_open(const char *path, int flags, ...)
 	    __builtin_return_address(0));
 }
 
-RTPROF_API int
+RTPROF_API WRAPPER(open64) int
 rtprof_pl_open64(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
@@ -751,7 +747,7 @@ rtprof_pl_open64(const char *path, int flags, ...)
 	    __builtin_return_address(0));
 }
 
-RTPROF_API int
+RTPROF_API WRAPPER(openat) int
 rtprof_pl_openat(int dir, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
@@ -761,7 +757,7 @@ rtprof_pl_openat(int dir, const char *path, int flags, ...)
 	    __builtin_return_address(0));
 }
 
-RTPROF_API int
+RTPROF_API WRAPPER(openat64) int
 rtprof_pl_openat64(int dir, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
@@ -775,7 +771,7 @@ rtprof_pl_openat64(int dir, const char *path, int flags, ...)
 CALL(call_pthread_mutex_lock, "pthread_mutex_lock");
 WRAPS(pthread_mutex_lock, call_pthread_mutex_lock);
 
-RTPROF_API int
+RTPROF_API WRAPPER(pthread_mutex_lock) int
 pthread_mutex_lock(pthread_mutex_t *m)
 {
 	struct blk b;
