@@ -648,6 +648,7 @@ void write_counter_schemas(struct gsess *g, struct json *j);
 void write_counter_markers(struct gsess *g, struct json *j, struct tout *to);
 
 /* gecko_meta.c */
+void gecko_sampling_obj(const struct gsess *g, struct json *j);
 bool format_is_index(const char *f);
 const char *field_format(const char *declared, uint32_t kind);
 void sess_range(const struct gsess *g, double *start, double *end);

@@ -43,6 +43,17 @@ rtprof__rec_same(uint64_t t, pid_t tid, uint64_t cpu, unsigned flags)
 	rtprof__close(p + 1);
 }
 
+/* A record's array16 header (0xdc, @arr elements) and its @kind. */
+static unsigned char *
+arr16(unsigned char *p, unsigned arr, unsigned kind)
+{
+	p[0] = 0xdc;
+	p[1] = (unsigned char)(arr >> 8);
+	p[2] = (unsigned char)arr;
+	p[3] = (unsigned char)kind;
+	return p + 4;
+}
+
 /*
  * One SAMPLE: @frames outermost first, @is_label[i] set for labels.
  * Context: sampler thread.
@@ -56,11 +67,7 @@ rtprof__rec_sample(uint64_t t, pid_t tid, uint64_t cpu, unsigned flags,
 
 	if (p == NULL)
 		return;
-	p[0] = 0xdc;
-	p[1] = (unsigned char)(arr >> 8);
-	p[2] = (unsigned char)arr;
-	p[3] = RTPROF_REC_SAMPLE;
-	p = rtprof__put_u64(p + 4, 0xcf, t);
+	p = rtprof__put_u64(arr16(p, arr, RTPROF_REC_SAMPLE), 0xcf, t);
 	p = rtprof__put_u64(p, 0xd3, (uint64_t)(int64_t)tid);
 	p = rtprof__put_u64(p, 0xcf, cpu);
 	*p++ = (unsigned char)flags;
@@ -83,11 +90,7 @@ rtprof__rec_kstack(uint64_t t, pid_t tid, const uint64_t *ips, unsigned n)
 
 	if (p == NULL)
 		return;
-	p[0] = 0xdc;
-	p[1] = (unsigned char)(arr >> 8);
-	p[2] = (unsigned char)arr;
-	p[3] = RTPROF_REC_KSTACK;
-	p = rtprof__put_u64(p + 4, 0xcf, t);
+	p = rtprof__put_u64(arr16(p, arr, RTPROF_REC_KSTACK), 0xcf, t);
 	p = rtprof__put_u64(p, 0xd3, (uint64_t)(int64_t)tid);
 	for (unsigned i = n; i-- > 0;)
 		p = rtprof__put_u64(p, 0xcf, ips[i]);
