@@ -9,11 +9,13 @@
  *
  * Context: any thread: one mutex around the process-wide table.
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kreason.h"
 
@@ -142,12 +144,70 @@ sym_add(uint64_t addr, const char *name)
 	return 0;
 }
 
-/* This boot's id and its kernel's text symbols, once. */
+/* One line of /proc/kallsyms, "ADDR T name[\t[module]]", at @p (@e its
+ * end): a text symbol kept. Return: the next line. */
+static const char *
+parse_line(const char *p, const char *e, uint64_t *nonzero)
+{
+	uint64_t addr = 0;
+	const char *nl = memchr(p, '\n', (size_t)(e - p)), *n;
+	char name[256];
+	size_t len;
+
+	if (nl == NULL)
+		nl = e;
+	for (; p < nl && *p != ' '; p++) {
+		int c = *p, v = c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+
+		addr = addr << 4 | (uint64_t)(v & 15);
+	}
+	if (nl - p < 4 || !strchr("tTwW", p[1]) || p[2] != ' ')
+		return nl + 1;
+	n = p + 3;
+	for (len = 0; n + len < nl && n[len] != '\t' && n[len] != ' ' &&
+	    len < sizeof(name) - 1; len++)
+		name[len] = n[len];
+	name[len] = 0;
+	*nonzero |= addr;
+	sym_add(addr, name);
+	return nl + 1;
+}
+
+/* @path read whole into a new buffer (*@n bytes), or NULL. */
+static char *
+slurp(const char *path, size_t *n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 1 << 22, len = 0;
+	char *b = fd >= 0 ? malloc(cap) : NULL;
+	ssize_t k;
+
+	while (b != NULL && (k = read(fd, b + len, cap - len)) > 0) {
+		len += (size_t)k;
+		if (len == cap) {
+			char *nb = realloc(b, cap *= 2);
+
+			if (nb == NULL) {
+				free(b);
+				b = NULL;
+			}
+			b = nb;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	*n = len;
+	return b;
+}
+
+/* This boot's id and its kernel's text symbols, once (one read of the
+ * whole file, parsed by hand: sscanf took most of the time). */
 static void
 load(void)
 {
-	char line[512], name[256], type;
-	uint64_t addr, nonzero = 0;
+	uint64_t nonzero = 0;
+	size_t n;
+	char *buf;
 	FILE *f;
 
 	K.tried = 1;
@@ -157,21 +217,14 @@ load(void)
 	if (f != NULL)
 		fclose(f);
 	K.boot[strcspn(K.boot, "\n")] = 0;
-	f = fopen("/proc/kallsyms", "re");
-	if (f == NULL) {
+	buf = slurp("/proc/kallsyms", &n);
+	if (buf == NULL) {
 		K.why = "no /proc/kallsyms here";
 		return;
 	}
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type,
-		    name) != 3 || (type != 't' && type != 'T' &&
-		    type != 'w' && type != 'W'))
-			continue;
-		nonzero |= addr;
-		if (sym_add(addr, name) != 0)
-			break;
-	}
-	fclose(f);
+	for (const char *p = buf, *e = buf + n; p < e;)
+		p = parse_line(p, e, &nonzero);
+	free(buf);
 	if (nonzero == 0) {
 		K.why = "kernel addresses hidden here (kptr_restrict)";
 		K.nsym = 0;
@@ -278,6 +331,16 @@ classify(const uint64_t *ips, unsigned n)
 	snprintf(text, sizeof(text), "kernel: %s", inner);
 	snprintf(brief, sizeof(brief), "other: %s", inner);
 	return intern(text, brief);
+}
+
+/* Context: any thread. */
+void
+rtprof_kreason_warm(void)
+{
+	pthread_mutex_lock(&K.mu);
+	if (!K.tried)
+		load();
+	pthread_mutex_unlock(&K.mu);
 }
 
 /* Context: any thread. */

@@ -24,6 +24,13 @@
  */
 int rtprof_kreason_of(const char *boot_id, const uint64_t *ips, unsigned n);
 
+/*
+ * rtprof_kreason_warm - read the kernel's symbols now (~50 ms of system
+ * time: /proc/kallsyms comes 4 KiB per read), e.g. on a thread of its
+ * own while the recorded program runs, so the conversion does not wait.
+ */
+void rtprof_kreason_warm(void);
+
 /* The frame text of reason @id: "kernel: pipe_write (pipe full)". */
 const char *rtprof_kreason_text(int id);
 

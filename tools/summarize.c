@@ -506,6 +506,11 @@ sample(struct sum *s, const struct rtprof_rec_view *r, size_t ti)
 		if (sb_add(&line, ";", 1) != 0 || sb_add_frame(&line,
 		    frame_name(s, r, i, i == last_native, buf, sizeof(buf))))
 			goto nomem;
+	/* The kernel's reason (a KSTACK before it): the leaf, as in a
+	 * profile. */
+	if (s->th[ti].off >= 0 && (sb_add(&line, ";", 1) != 0 ||
+	    sb_add_frame(&line, rtprof_kreason_text(s->th[ti].off)) != 0))
+		goto nomem;
 	free(s->th[ti].last);
 	s->th[ti].last = line.p;
 	return agg_add(&s->folded_stacks, line.p, 1) != 0 ?
