@@ -22,6 +22,9 @@
  *             msgpack_unpack_next() object after object.
  *   convert   msgpack2gecko FILE -o /dev/null -q as a child; wall time
  *             around fork..wait4(), peak RSS from wait4()'s ru_maxrss.
+ *   pprof     msgpack2gecko --format pprof FILE -o /dev/null -q (the
+ *             pprof export, gzipped: its output is small, the samples
+ *             of a stack and thread are one), timed alike.
  *
  * Reported: median (min, max) MB/s (MB = 10^6 bytes of dump), the ratios of
  * the conversion's median to the msgpack-c floor's (target >= 0.5) and to
@@ -304,8 +307,9 @@ main(int argc, char **argv)
 	uint64_t objects = 0, damage = 0;
 	struct series fl = { "reader", { 0 }, 0 }, mp = { "msgpack", { 0 }, 0 };
 	struct series cv = { "convert", { 0 }, 0 };
-	long rss_max = 0, rss[MAX_RUNS];
-	double secs, mb, floor_med, mp_med, conv_med;
+	struct series pp = { "pprof", { 0 }, 0 };
+	long rss_max = 0, rss[MAX_RUNS], pp_rss_max = 0, pp_rss;
+	double secs, mb, floor_med, mp_med, conv_med, pp_med;
 	struct rusage self;
 	struct stat sb;
 	int keep = 0, c, failed = 0, rc;
@@ -386,6 +390,8 @@ main(int argc, char **argv)
 	for (uint64_t i = 0; i < runs; i++) {
 		char *cargv[] = { (char *)conv, (char *)dump, "-o", "/dev/null",
 		    "-q", NULL };
+		char *pargv[] = { (char *)conv, "--format", "pprof",
+		    (char *)dump, "-o", "/dev/null", "-q", NULL };
 
 		rc = floor_run(dump, &secs, &records, &damage);
 		if (rc != 0 || damage != 0) {
@@ -408,17 +414,29 @@ main(int argc, char **argv)
 		cv.mbps[cv.n++] = mb / secs;
 		if (rss[i] > rss_max)
 			rss_max = rss[i];
+		rc = run_child(pargv, &secs, &pp_rss);
+		if (rc != 0) {
+			fprintf(stderr, PROG ": %s --format pprof exited with "
+			    "%d\n", conv, rc);
+			failed = 1;
+		}
+		pp.mbps[pp.n++] = mb / secs;
+		if (pp_rss > pp_rss_max)
+			pp_rss_max = pp_rss;
 	}
 	printf("dump %s: %.1f MB, %" PRIu64 " records, %" PRIu64
 	    " msgpack objects\n", dump, mb, records, objects);
 	report(&fl, &floor_med);
 	report(&mp, &mp_med);
 	report(&cv, &conv_med);
+	report(&pp, &pp_med);
 	printf("  ratio    convert / msgpack-c floor = %.2f (target >= 0.5); "
 	    "convert / reader = %.2f; reader / msgpack = %.2f\n",
 	    conv_med / mp_med, conv_med / floor_med, floor_med / mp_med);
+	printf("  ratio    pprof / convert = %.2f\n", pp_med / conv_med);
 	printf("  peak RSS msgpack2gecko %.1f MiB (largest of %d runs; target "
-	    "< 256 MiB for a 1 GiB dump)\n", (double)rss_max / 1024, cv.n);
+	    "< 256 MiB for a 1 GiB dump), --format pprof %.1f MiB\n",
+	    (double)rss_max / 1024, cv.n, (double)pp_rss_max / 1024);
 	getrusage(RUSAGE_SELF, &self);
 	printf("  peak RSS this process (floor + msgpack) %.1f MiB\n",
 	    (double)self.ru_maxrss / 1024);
