@@ -471,6 +471,7 @@ unwinder_main(void *arg)
 		uint64_t t0, t1;
 		struct rtprof__ucopy uc;
 		int trunc = 0, nn;
+		const struct rtprof__call *call;
 
 		if (s == last) {
 			if (atomic_load_explicit(&uw.quit, memory_order_relaxed))
@@ -483,7 +484,7 @@ unwinder_main(void *arg)
 		rtprof__unwinder_tick(u);
 		uc = rtprof__ucopy_of_req(hs.rq);
 		nn = rtprof__unwind(u, &uc, hs.stack_lo, hs.stack_hi, ips, sps,
-		    RTPROF__MAX_NATIVE, &trunc);
+		    RTPROF__MAX_NATIVE, &trunc, &call);
 		t1 = bench_tsc_fenced();
 		if (uw.n < h_iters)
 			uw.ns[uw.n++] = (double)(t1 - t0) / tsc_per_ns;

@@ -627,6 +627,15 @@ rec_general(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 		if (cur_frames(&c, arr - 3, r) != 0)
 			return -1;
 		break;
+	case RTPROF_REC_KSTACK:
+		if (arr < 3 || arr - 3 > RTPROF_REC_MAX_FRAMES ||
+		    cur_max(&c, UINT64_MAX, &t0) || cur_int(&c, &v, &sgn))
+			return -1;
+		r->tid = (int64_t)v;
+		t1 = t0;
+		if (cur_frames(&c, arr - 3, r) != 0)
+			return -1;
+		break;
 	case RTPROF_REC_OVERHEAD:
 		if (arr != 7 || cur_max(&c, UINT64_MAX, &t0) ||
 		    cur_max(&c, UINT64_MAX, &t1))
@@ -858,6 +867,8 @@ dec_machine(struct dec *d, const msgpack_object *o, struct rtprof_dump_header *h
 			h->machine.hostname = obj_str(d, v, NULL);
 		else if (key_is(k, "cpus"))
 			h->machine.cpus = obj_i64(d, v);
+		else if (key_is(k, "boot_id"))
+			h->machine.boot_id = obj_str(d, v, NULL);
 	}
 }
 
@@ -929,6 +940,9 @@ dec_sampling(struct dec *d, const msgpack_object *o,
 			h->sampling.method = obj_str(d, v, NULL);
 		else if (key_is(k, "why"))
 			h->sampling.why = obj_str(d, v, NULL);
+		else if (key_is(k, "kernel_stacks"))
+			h->sampling.kernel_stacks = v->type ==
+			    MSGPACK_OBJECT_BOOLEAN ? v->via.boolean : -1;
 	}
 }
 
@@ -991,10 +1005,11 @@ frame_header(struct dec *d, const msgpack_object *o)
 	h.process = h.exe = "";
 	h.argv = empty_list;
 	h.machine.sysname = h.machine.release = h.machine.machine = "";
-	h.machine.hostname = "";
+	h.machine.hostname = h.machine.boot_id = "";
 	h.clock.source = "";
 	h.settings.mode = "";
 	h.sampling.method = h.sampling.why = "";
+	h.sampling.kernel_stacks = -1;
 	h.category_names = h.category_colors = empty_list;
 	for (uint32_t i = 0; i < n; i++) {
 		const msgpack_object *k = &kv[i].key, *v = &kv[i].val;
@@ -1918,7 +1933,7 @@ rtprof_dump_rec_kind_name(unsigned kind)
 		NULL, "instant", "begin", "end", "interval", "typed",
 		"counter", "sleep", "wake", "sample", "same", "overhead",
 		"backtrace", "zone_begin", "zone_end", "zone_arg", "text",
-		"flow", "frame",
+		"flow", "frame", "kstack",
 	};
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : NULL;

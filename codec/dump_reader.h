@@ -75,6 +75,7 @@ struct rtprof_dump_header {
 		const char *machine;
 		const char *hostname;
 		int64_t cpus;
+		const char *boot_id;    /* "" in older dumps */
 	} machine;
 	struct {
 		const char *source;     /* "tsc", "cntvct", "monotonic" */
@@ -96,6 +97,9 @@ struct rtprof_dump_header {
 		/* "perf", "signal", "off"; "" in dumps from before */
 		const char *method;
 		const char *why;        /* why that method, for people */
+		/* 1: the kernel's stacks where threads block were taken
+		 * (KSTACK records), 0: not, -1: an older dump says nothing */
+		int kernel_stacks;
 	} sampling;
 	uint32_t ncategories;
 	const char *const *category_names;  /* indexed by category id */

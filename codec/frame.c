@@ -30,6 +30,8 @@ crc_init(void)
 }
 
 #if defined(__x86_64__)
+#include <cpuid.h>
+
 /*
  * The SSE4.2 crc32 instruction computes CRC-32C, 8 bytes per instruction;
  * each depends on the previous one (3 cycles), so a long buffer goes as
@@ -141,7 +143,13 @@ rtprof_crc32c(uint32_t crc, const void *buf, size_t len)
 	if (i == 0) {
 		i = 1;
 #if defined(__x86_64__)
-		if (__builtin_cpu_supports("sse4.2"))
+		/* One cpuid, here: __builtin_cpu_supports would link libgcc's
+		 * CPU model with its load-time constructor (a dozen cpuid, each
+		 * a trap to the hypervisor in a VM) into every process that
+		 * loads librtprof. */
+		unsigned a, b, c, d;
+
+		if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2))
 			i = 2;
 #endif
 		__atomic_store_n(&impl, i, __ATOMIC_RELAXED);

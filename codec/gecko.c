@@ -162,6 +162,7 @@ gsess_free(struct gsess *g)
 	free(g->release);
 	free(g->machine);
 	free(g->hostname);
+	free(g->boot_id);
 	free(g->clock_source);
 	free(g->mode);
 	free(g->sampling_method);

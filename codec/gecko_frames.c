@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "gecko_int.h"
+#include "kreason.h"
 
 static const char *const raw_texts[] = {
 	"(unknown stack)", "(no label)", "(no stack)",
@@ -178,7 +179,9 @@ out_frame(struct gsess *g, struct tout *to, struct otables *o,
 		cat = g->cat_user;
 		break;
 	case RAW_TEXT:
-		txt = n->value < sizeof(raw_texts) / sizeof(*raw_texts) ?
+		txt = n->value >= TEXT_KERNEL ?
+		    rtprof_kreason_text((int)(n->value - TEXT_KERNEL)) :
+		    n->value < sizeof(raw_texts) / sizeof(*raw_texts) ?
 		    raw_texts[n->value] : "?";
 		loc = tout_intern(g, to, txt, strlen(txt));
 		cat = g->cat_default;

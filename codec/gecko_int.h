@@ -157,6 +157,9 @@ enum {
 	TEXT_UNKNOWN_STACK,             /* SAME without a previous SAMPLE */
 	TEXT_NO_LABEL,                  /* label-only sample without labels */
 	TEXT_NO_STACK,                  /* no frame at all */
+	/* From here: the kernel's reason for going off CPU, TEXT_KERNEL +
+	 * its codec/kreason.h id (a KSTACK record before the SAMPLE). */
+	TEXT_KERNEL = 16,
 };
 
 /*
@@ -234,6 +237,10 @@ struct gthread {
 	struct pmap rs_idx;             /* (value, prefix1 << 8 | kind) */
 	struct scache sc;               /* whole recorded stack -> leaf node */
 	uint32_t last_stack1;           /* last SAMPLE's leaf + 1, 0: none */
+	/* A KSTACK for its SAMPLE of time kst_t, coming next: the reason. */
+	bool kst_on;
+	uint64_t kst_t;
+	int kst_id;
 	struct rtprof_spill_stream *ovs; /* OVERHEAD records (govh) */
 	uint64_t novh;
 	uint64_t recs;                  /* records decoded */
@@ -335,6 +342,7 @@ struct gsess {
 	int64_t pid, ppid;
 	char *process, *exe;
 	char *sysname, *release, *machine, *hostname;
+	char *boot_id;                  /* "" in older dumps */
 	int64_t cpus;
 	char *clock_source;
 	double ticks_per_second;        /* plausible (clock_rate_ok()) */
@@ -345,6 +353,7 @@ struct gsess {
 	char *mode;
 	uint64_t sample_interval_us;
 	char *sampling_method, *sampling_why;   /* "" in older dumps */
+	int kernel_stacks;              /* -1: not said (older dumps) */
 	uint32_t ndump_cat;
 	struct gecko_cat cat[GECKO_MAX_CATEGORIES];
 	uint32_t ncat;
@@ -645,6 +654,7 @@ void write_user_schemas(struct json *j);
 /* gecko_stacks.c */
 int stacks_sample(struct gsess *g, const struct rtprof_rec_view *r);
 int stacks_same(struct gsess *g, const struct rtprof_rec_view *r);
+int stacks_kstack(struct gsess *g, const struct rtprof_rec_view *r);
 int stacks_backtrace(struct gsess *g, struct gthread *th,
     const struct rtprof_rec_view *r);
 uint64_t epoch_time(const struct gsess *g, uint16_t e);
@@ -660,6 +670,7 @@ void write_counter_schemas(struct gsess *g, struct json *j);
 void write_counter_markers(struct gsess *g, struct json *j, struct tout *to);
 
 /* gecko_meta.c */
+void gecko_sampling_obj(const struct gsess *g, struct json *j);
 bool format_is_index(const char *f);
 const char *field_format(const char *declared, uint32_t kind);
 void sess_range(const struct gsess *g, double *start, double *end);

@@ -209,12 +209,7 @@ write_gathering_log(struct gsess *g, struct json *j)
 		/* How the stacks were taken, and why (the setting that would
 		 * allow perf events where signals were used). */
 		json_key(j, "sampling");
-		json_obj(j);
-		json_key(j, "method");
-		json_str(j, g->sampling_method);
-		json_key(j, "why");
-		json_str(j, g->sampling_why != NULL ? g->sampling_why : "");
-		json_obj_end(j);
+		gecko_sampling_obj(g, j);
 	}
 	if (g->rate_replaced)
 		write_clock_note(g, j);

@@ -17,6 +17,27 @@
 
 #include "gecko_int.h"
 
+/*
+ * gecko_sampling_obj - how the stacks were taken, as a JSON object:
+ * method, why, and whether the kernel's stacks were taken (kernelStacks:
+ * the reasons for blocking; absent for older dumps). For the meta and
+ * the gathering log.
+ */
+void
+gecko_sampling_obj(const struct gsess *g, struct json *j)
+{
+	json_obj(j);
+	json_key(j, "method");
+	json_str(j, g->sampling_method);
+	json_key(j, "why");
+	json_str(j, g->sampling_why != NULL ? g->sampling_why : "");
+	if (g->kernel_stacks >= 0) {
+		json_key(j, "kernelStacks");
+		json_bool(j, g->kernel_stacks != 0);
+	}
+	json_obj_end(j);
+}
+
 static const char *
 display_name(unsigned bit)
 {
@@ -371,12 +392,7 @@ write_meta(struct gsess *g, struct json *j, bool top)
 		/* Not read by the front-end; for people and tools (the
 		 * gathering log says the same per process). */
 		json_key(j, "rtprofSampling");
-		json_obj(j);
-		json_key(j, "method");
-		json_str(j, g->sampling_method);
-		json_key(j, "why");
-		json_str(j, g->sampling_why != NULL ? g->sampling_why : "");
-		json_obj_end(j);
+		gecko_sampling_obj(g, j);
 	}
 	json_key(j, "stackwalk");
 	json_u64(j, 0);

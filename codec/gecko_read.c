@@ -122,6 +122,7 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	g->release = gecko_dup_opt(h->machine.release, &g->err);
 	g->machine = gecko_dup_opt(h->machine.machine, &g->err);
 	g->hostname = gecko_dup_opt(h->machine.hostname, &g->err);
+	g->boot_id = gecko_dup_opt(h->machine.boot_id, &g->err);
 	g->cpus = h->machine.cpus;
 	g->clock_source = gecko_dup_opt(h->clock.source, &g->err);
 	g->ticks_per_second = h->clock.ticks_per_second;
@@ -138,6 +139,7 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	g->sample_interval_us = h->settings.sample_interval_us;
 	g->sampling_method = gecko_dup_opt(h->sampling.method, &g->err);
 	g->sampling_why = gecko_dup_opt(h->sampling.why, &g->err);
+	g->kernel_stacks = h->sampling.kernel_stacks;
 
 	/*
 	 * The dump's categories keep their ids as indexes; room is left for
@@ -592,6 +594,8 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
 		return stacks_sample(g, r);
 	case RTPROF_REC_SAME:
 		return stacks_same(g, r);
+	case RTPROF_REC_KSTACK:
+		return stacks_kstack(g, r);
 	case RTPROF_REC_OVERHEAD:
 		return on_overhead(g, th, r);
 	default:        /* zones, text, flows, frames */

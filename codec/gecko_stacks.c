@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gecko_int.h"
+#include "kreason.h"
 
 /* The map's epoch at @t: how many changes came at or before it. */
 static uint16_t
@@ -201,16 +202,19 @@ int
 stacks_sample(struct gsess *g, const struct rtprof_rec_view *r)
 {
 	struct gthread *th = thread_get(g, r->tid);
-	bool idle = (r->flags & RTPROF_SAMPLE_ASLEEP) != 0;
+	bool idle = (r->flags & RTPROF_SAMPLE_ASLEEP) != 0, kern;
 	unsigned n = r->frames != NULL ? r->nframes : 0, last_native = n;
-	uint64_t key[1 + RTPROF_REC_MASK_WORDS + RTPROF_REC_MAX_FRAMES], h;
-	size_t words;
+	uint64_t key[1 + RTPROF_REC_MASK_WORDS + RTPROF_REC_MAX_FRAMES], h = 0;
+	size_t words = 0;
 	uint32_t prefix1 = 0;
 	int64_t node = -1;
 	uint16_t epoch = epoch_at(g, r->t0);
 
 	if (th == NULL)
 		return g->err;
+	/* The kernel's reason, from the KSTACK just before: the leaf. */
+	kern = th->kst_on && th->kst_t == r->t0;
+	th->kst_on = false;
 	g->nsamples++;
 	if (r->flags & RTPROF_SAMPLE_TRUNCATED)
 		g->ntruncated++;
@@ -220,7 +224,7 @@ stacks_sample(struct gsess *g, const struct rtprof_rec_view *r)
 		g->nsig_blocked++;
 		th->nsig_blocked++;
 	}
-	if (n != 0) {
+	if (n != 0 && !kern) {
 		unsigned labels = 0;
 
 		for (unsigned w = 0; w < RTPROF_REC_MASK_WORDS; w++)
@@ -248,7 +252,7 @@ stacks_sample(struct gsess *g, const struct rtprof_rec_view *r)
 			kind = i == last_native ? RAW_PC : RAW_RET;
 			g->has_native = true;
 		}
-		if (idle && i + 1 == n)
+		if (idle && i + 1 == n && !kern)
 			kind |= RAW_IDLE;
 		node = raw_node(g, th, prefix1, r->frames[i], kind,
 		    (kind & RAW_KIND_MASK) == RAW_LABEL ? 0 : epoch);
@@ -256,16 +260,43 @@ stacks_sample(struct gsess *g, const struct rtprof_rec_view *r)
 			return g->err;
 		prefix1 = (uint32_t)node + 1;
 	}
-	if (n == 0)
+	if (kern)
+		node = raw_node(g, th, prefix1, TEXT_KERNEL + (uint64_t)th->kst_id,
+		    (uint8_t)(RAW_TEXT | (idle ? RAW_IDLE : 0)), 0);
+	else if (n == 0)
 		node = raw_node(g, th, 0, r->flags & RTPROF_SAMPLE_LABELS ?
 		    TEXT_NO_LABEL : TEXT_NO_STACK,
 		    (uint8_t)(RAW_TEXT | (idle ? RAW_IDLE : 0)), 0);
 	if (node < 0)
 		return g->err;
-	if (n != 0 && scache_put(&th->sc, key, words, h, (uint32_t)node) != 0)
+	if (n != 0 && !kern &&
+	    scache_put(&th->sc, key, words, h, (uint32_t)node) != 0)
 		return gecko_fail(g, -ENOMEM);
 	th->last_stack1 = (uint32_t)node + 1;
 	return smp_add(g, th, r->t0, r->cpu_ns, node);
+}
+
+/*
+ * KSTACK: the kernel's stack where a thread went off CPU, for its SAMPLE
+ * of the same time, next in the sampler's stream: named now (one frame,
+ * codec/kreason.h), added as that sample's leaf.
+ */
+int
+stacks_kstack(struct gsess *g, const struct rtprof_rec_view *r)
+{
+	struct gthread *th = thread_get(g, r->tid);
+	int id;
+
+	if (th == NULL)
+		return g->err;
+	id = rtprof_kreason_of(g->boot_id, r->frames, r->frames != NULL ?
+	    r->nframes : 0);
+	if (id < 0)
+		return gecko_fail(g, -ENOMEM);
+	th->kst_on = true;
+	th->kst_t = r->t0;
+	th->kst_id = id;
+	return 0;
 }
 
 /* SAME: the previous SAMPLE's stack of that thread, in O(1). */

@@ -26,7 +26,10 @@ enum {
 	PTEXT_UNKNOWN_STACK,            /* SAME without a previous SAMPLE */
 	PTEXT_NO_LABEL,                 /* label-only sample without labels */
 	PTEXT_NO_STACK,                 /* no frame at all */
-	PTEXT_N
+	PTEXT_N,
+	/* From here: the kernel's reason, PTEXT_KERNEL + its
+	 * codec/kreason.h id (a KSTACK before the SAMPLE). */
+	PTEXT_KERNEL = 16
 };
 
 extern const char *const rtprof_pprof_texts[PTEXT_N];
@@ -59,6 +62,10 @@ struct pthread {
 	char *name;                     /* NULL: never described */
 	bool main;                      /* the process's main thread */
 	uint32_t last1;                 /* last SAMPLE's leaf + 1, 0: none */
+	/* A KSTACK for its SAMPLE of time kst_t, coming next. */
+	bool kst_on;
+	uint64_t kst_t;
+	int kst_id;
 };
 
 /* Samples of one (thread, stack): one pprof Sample. */
@@ -85,6 +92,7 @@ struct psess {
 	int64_t pid;
 	char *process;
 	char *host;                     /* HEADER's hostname, "" unknown */
+	char *boot_id;                  /* HEADER's machine.boot_id */
 	double tps;                     /* plausible, else 1e9 */
 	uint64_t start_ticks;
 	int64_t start_mono_ns, start_wall_ns;

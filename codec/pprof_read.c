@@ -14,6 +14,7 @@
 
 #include "esc.h"
 #include "gecko_maps.h"
+#include "kreason.h"
 #include "pprof_int.h"
 
 #define CLOCK_RATE_MIN 1e3
@@ -85,6 +86,7 @@ sess_free(struct psess *s)
 {
 	free(s->process);
 	free(s->host);
+	free(s->boot_id);
 	free(s->sampling);
 	for (size_t i = 0; i < s->nmod; i++)
 		free(s->mod[i].path);
@@ -302,12 +304,42 @@ on_sample(struct rtprof_pprof_dump *d, struct psess *s,
 		return fail(d, -ENOMEM);
 	if (n != 0)
 		node = stack_node(s, r, n, epoch_at(s, r->t0));
-	else
+	else if (!s->th[ti].kst_on || s->th[ti].kst_t != r->t0)
 		node = node_of(s, 0, r->flags & RTPROF_SAMPLE_LABELS ?
 		    PTEXT_NO_LABEL : PTEXT_NO_STACK, PNODE_TEXT, 0);
+	else
+		node = -1;      /* the kernel's reason alone, below */
+	/* The kernel's reason (the KSTACK just before): the leaf, as in the
+	 * Gecko profile. */
+	if ((node >= 0 || n == 0) && s->th[ti].kst_on &&
+	    s->th[ti].kst_t == r->t0)
+		node = node_of(s, node >= 0 ? (uint32_t)node + 1 : 0,
+		    PTEXT_KERNEL + (uint64_t)s->th[ti].kst_id, PNODE_TEXT, 0);
+	s->th[ti].kst_on = false;
 	if (node >= 0)
 		s->th[ti].last1 = (uint32_t)node + 1;
 	return sample_add(d, s, ti, node, r);
+}
+
+/* KSTACK: the kernel's stack for the thread's next SAMPLE (same time),
+ * named now (codec/kreason.h). */
+static int
+on_kstack(struct rtprof_pprof_dump *d, struct psess *s,
+    const struct rtprof_rec_view *r)
+{
+	int64_t ti = thread_of(s, r->tid);
+	int id;
+
+	if (ti < 0)
+		return fail(d, -ENOMEM);
+	id = rtprof_kreason_of(s->boot_id, r->frames, r->frames != NULL ?
+	    r->nframes : 0);
+	if (id < 0)
+		return fail(d, -ENOMEM);
+	s->th[ti].kst_on = true;
+	s->th[ti].kst_t = r->t0;
+	s->th[ti].kst_id = id;
+	return 0;
 }
 
 /* SAME: the previous SAMPLE's stack of that thread. */
@@ -370,6 +402,7 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 	s->pid = h->pid;
 	s->process = dup_str(d, h->process);
 	s->host = dup_str(d, h->machine.hostname);
+	s->boot_id = dup_str(d, h->machine.boot_id);
 	s->sampling = dup_str(d, h->sampling.method);
 	s->tps = rate_ok(h->clock.ticks_per_second) ?
 	    h->clock.ticks_per_second : 1e9;
@@ -520,6 +553,8 @@ on_record(void *ctx, const struct rtprof_dump_data *dd,
 		return on_sample(d, s, r);
 	if (r->kind == RTPROF_REC_SAME)
 		return on_same(d, s, r);
+	if (r->kind == RTPROF_REC_KSTACK)
+		return on_kstack(d, s, r);
 	return 0;
 }
 

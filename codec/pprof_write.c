@@ -21,6 +21,7 @@
 #include "esc.h"
 #include "gecko_maps.h"
 #include "pb.h"
+#include "kreason.h"
 #include "pprof_int.h"
 #include "symbolize.h"
 
@@ -402,7 +403,9 @@ named_loc(struct wsess *ws, const struct pnode *n)
 	int64_t i;
 
 	if (n->kind == PNODE_TEXT) {
-		name = n->value < PTEXT_N ? rtprof_pprof_texts[n->value] : "?";
+		name = n->value >= PTEXT_KERNEL ?
+		    rtprof_kreason_text((int)(n->value - PTEXT_KERNEL)) :
+		    n->value < PTEXT_N ? rtprof_pprof_texts[n->value] : "?";
 		len = strlen(name);
 	} else if ((i = rtprof_idmap_get(&s->str_idx,
 	    (int64_t)n->value)) >= 0) {

@@ -191,7 +191,8 @@ rtprof_rec_next(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 		 * more than 15 elements). */
 		arr = (unsigned)p[1] << 8 | p[2];
 		p += 3;
-		if (p[0] != RTPROF_REC_SAMPLE && p[0] != RTPROF_REC_BACKTRACE)
+		if (p[0] != RTPROF_REC_SAMPLE && p[0] != RTPROF_REC_BACKTRACE &&
+		    p[0] != RTPROF_REC_KSTACK)
 			return -EBADMSG;
 	} else {
 		return -EBADMSG;
@@ -281,6 +282,16 @@ rtprof_rec_next(const unsigned char *p, size_t n, struct rtprof_rec_view *r)
 		    get_tagged64(&p, e, 0xcf, &r->t0) ||
 		    get_fixint(&p, e, &r->flags))
 			return -EBADMSG;
+		r->t1 = r->t0;
+		if (get_frames(&p, e, arr - 3, r) != 0)
+			return -EBADMSG;
+		break;
+	case RTPROF_REC_KSTACK:
+		if (arr < 3 || arr - 3 > RTPROF_REC_MAX_FRAMES ||
+		    get_tagged64(&p, e, 0xcf, &r->t0) ||
+		    get_tagged64(&p, e, 0xd3, &id))
+			return -EBADMSG;
+		r->tid = (int64_t)id;
 		r->t1 = r->t0;
 		if (get_frames(&p, e, arr - 3, r) != 0)
 			return -EBADMSG;

@@ -57,7 +57,10 @@ struct rtprof_rec_view {
 	 * previous sample, RTPROF_SAMPLE_* flags. REC_BACKTRACE: t0 (the
 	 * start of the marker it belongs to), flags (RTPROF_BACKTRACE_*) and
 	 * frames, all of them return addresses or labels.
-	 * REC_SAMPLE and REC_BACKTRACE: nframes frames,
+	 * REC_KSTACK: t0, tid (as the SAMPLE after it) and frames, kernel
+	 * code addresses (never labels), the first the innermost's caller
+	 * chain's outermost, the last where the thread went off CPU.
+	 * REC_SAMPLE, REC_BACKTRACE and REC_KSTACK: nframes frames,
 	 * outermost first, stored into the caller's arrays when it sets
 	 * `frames` / `label_mask` before decoding (decoders never change these
 	 * two pointers; NULL: checked, not stored). A set bit of label_mask

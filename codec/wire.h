@@ -62,7 +62,10 @@ enum rtprof_rec_kind {
 	RTPROF_REC_TEXT = 16,     /* [16, t0, t1, name, cat, text]; t1 0: instant */
 	RTPROF_REC_FLOW = 17,     /* [17, t, name, cat, flow, last] */
 	RTPROF_REC_FRAME = 18,    /* [18, t, name, budget_ns] */
-	RTPROF_REC_KIND_MAX = 18
+	RTPROF_REC_KSTACK = 19,   /* [19, t, tid, frame...]: the kernel stack
+	                           * where tid went off CPU, for its SAMPLE
+	                           * of time t just after it (sampler) */
+	RTPROF_REC_KIND_MAX = 19
 };
 
 /* ZONE_ARG `what`: the value it attaches to its zone. */
@@ -92,7 +95,7 @@ enum rtprof_rec_kind {
 /* BACKTRACE flags (the bit SAMPLE uses for the same thing). */
 #define RTPROF_BACKTRACE_TRUNCATED 0x04 /* deeper: the root side is missing */
 
-/* Most frames in one SAMPLE or BACKTRACE record (native + labels). */
+/* Most frames in one SAMPLE, BACKTRACE or KSTACK record. */
 #define RTPROF_REC_MAX_FRAMES 128
 
 /* msgpack ext type carrying a static string's address (fixext 8). */

@@ -294,6 +294,8 @@ RTPROF_API int rtprof__creating_own_thread(void);
  * own. */
 void rtprof__writer_private(const rtprof_lock *lk, int fd);
 int rtprof__files_private(int keep);
+/* The highest descriptor numbers rtprof moves its own to (writer.c). */
+#define RTPROF__FD_HIGH_CAP 4096
 int rtprof__fd_high(int fd);
 /* Context: the forked child, before any other thread exists. */
 void rtprof__writer_fork_child(void);
@@ -316,6 +318,9 @@ void rtprof__sampler_await(const rtprof_lock *lk,
 void rtprof__perf_detach(const rtprof_lock *lk, struct rtprof__thread *th);
 void rtprof__perf_fork_child(struct rtprof__thread *threads);
 const char *rtprof__perf_method(const rtprof_lock *lk, char *why, size_t n);
+/* 1 when the perf path takes the kernel's stacks where threads block
+ * (KSTACK records). Context: any thread, lock held (after the method). */
+int rtprof__perf_kstacks(const rtprof_lock *lk);
 
 /* sample_signal.c: is @sig the sampling signal (in use, or, for a session
  * that samples, the one the sampler would choose now)? Context: any

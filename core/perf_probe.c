@@ -53,6 +53,39 @@ rtprof__perf_attr(struct perf_event_attr *a, int cs, uint64_t interval_ns,
 	a->exclude_hv = 1;
 }
 
+/*
+ * rtprof__perf_attr_kstack - @a (a context-switch event) also takes the
+ * kernel's stack where the thread goes off CPU: its callchain, kernel
+ * frames only (the user stack is copied as before), so the reason can be
+ * named (docs/wire-format.md, KSTACK).
+ */
+void
+rtprof__perf_attr_kstack(struct perf_event_attr *a)
+{
+	a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	a->exclude_callchain_user = 1;
+}
+
+/*
+ * rtprof__perf_probe_kstack - may this process take kernel stacks at
+ * context switches? Context: the sampler (its own thread is tried).
+ * Return: 0, or the errno the kernel refused with.
+ */
+int
+rtprof__perf_probe_kstack(void)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	rtprof__perf_attr(&a, 1, 1000000, 1);
+	rtprof__perf_attr_kstack(&a);
+	fd = rtprof__perf_open(&a, 0);
+	if (fd < 0)
+		return errno != 0 ? errno : EINVAL;
+	close(fd);
+	return 0;
+}
+
 int
 rtprof__perf_open(struct perf_event_attr *a, int tid)
 {
@@ -114,9 +147,15 @@ rtprof__perf_why(int level, int err, char *buf, size_t n)
 	int par = proc_int("/proc/sys/kernel/perf_event_paranoid", NULL, -99);
 	int sec = proc_int("/proc/self/status", "Seccomp:", 0);
 
-	if (level == RTPROF__PERF_KERNEL)
+	if (level == RTPROF__PERF_KERNEL && err == 0)
 		snprintf(buf, n, "perf events: task-clock samples, context "
-		    "switches with the stacks where threads block");
+		    "switches with the stacks where threads block, the "
+		    "kernel's included (why they block)");
+	else if (level == RTPROF__PERF_KERNEL)
+		snprintf(buf, n, "perf events: task-clock samples, context "
+		    "switches with the stacks where threads block (kernel "
+		    "stacks refused: %s: no reasons for blocking)",
+		    strerror(err));
 	else if (level == RTPROF__PERF_USER)
 		snprintf(buf, n, "perf events: task-clock samples of user code "
 		    "(perf_event_paranoid %d allows no kernel-side sampling: "

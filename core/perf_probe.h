@@ -25,6 +25,13 @@ void rtprof__perf_attr(struct perf_event_attr *a, int cs,
     uint64_t interval_ns, int kernel);
 
 /* perf_event_open(2) for thread @tid (0: the caller), close-on-exec. */
+/* Add the kernel's callchain to a context-switch event's samples. */
+void rtprof__perf_attr_kstack(struct perf_event_attr *a);
+
+/* Return: 0 when kernel stacks at context switches are allowed, else the
+ * errno the kernel gave. */
+int rtprof__perf_probe_kstack(void);
+
 int rtprof__perf_open(struct perf_event_attr *a, int tid);
 
 /* Try the sampler's event on the calling thread, kernel-side first.

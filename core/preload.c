@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "blocked_schema.h"
+#include "calls.h"
 #include "core.h"
 #include "../codec/wire.h"
 
@@ -177,6 +178,9 @@ extern uintptr_t _Unwind_GetIP(struct _Unwind_Context *);
 
 /* The text of this library: its frames (wrapper, unwinder) are skipped. */
 static uintptr_t self_lo, self_hi;
+/* librtprof's: a wrapped call made by the recorder itself (its core
+ * lock's pthread_mutex_lock) is not the program's, and not timed. */
+static uintptr_t rt_lo, rt_hi;
 
 struct bt_walk {
 	uint64_t ip[BT_MAX_NATIVE];
@@ -212,25 +216,47 @@ bt_frame(struct _Unwind_Context *ctx, void *arg)
 	return BT_URC_NO_REASON;
 }
 
-/* dl_iterate_phdr: the executable segments of the module at @data. */
+/* A module's executable segments: the one whose segments hold @fn. */
+struct text_range {
+	uintptr_t fn, lo, hi;
+};
+
+/* dl_iterate_phdr: the executable text of the module holding @data's fn
+ * (no dladdr: it scans the module's whole symbol table). */
 static int
-self_range(struct dl_phdr_info *info, size_t size, void *data)
+text_range_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
+	struct text_range *t = data;
+	uintptr_t lo = 0, hi = 0;
+
 	(void)size;
-	if ((uintptr_t)info->dlpi_addr != (uintptr_t)data)
-		return 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
-		if (self_lo == 0 || a < self_lo)
-			self_lo = a;
-		if (a + ph->p_memsz > self_hi)
-			self_hi = a + ph->p_memsz;
+		if (lo == 0 || a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
 	}
+	if (t->fn < lo || t->fn >= hi)
+		return 0;
+	t->lo = lo;
+	t->hi = hi;
 	return 1;
+}
+
+/* The text of the module holding @fn: [*lo, *hi). */
+static void
+text_of(void *fn, uintptr_t *lo, uintptr_t *hi)
+{
+	struct text_range t = { (uintptr_t)fn, 0, 0 };
+
+	dl_iterate_phdr(text_range_cb, &t);
+	*lo = t.lo;
+	*hi = t.hi;
 }
 
 /*
@@ -312,18 +338,48 @@ threshold_init(void)
 	bt_ticks = (uint64_t)(us * rtprof_ticks_per_second() / 1e6);
 }
 
+/*
+ * The wrappers, in section rtprof_wraps: each one's code is a section of
+ * its own, rtprof_w_SYMBOL, whose bounds the linker gives
+ * (__start_/__stop_rtprof_w_SYMBOL): the sampler's table (core/calls.h)
+ * costs no symbol lookup at load.
+ */
+struct wrap {
+	const void *lo, *hi;
+	const struct rtprof__call *call;
+	const void *pad;        /* 32 bytes: the compiler aligns each entry
+	                         * to 32, the array has no gaps */
+} __attribute__((aligned(32)));
+extern const struct wrap __start_rtprof_wraps[], __stop_rtprof_wraps[];
+
+/* The sampler's table of wrappers. Context: the dynamic loader, once. */
+static void
+calls_init(void)
+{
+	enum { MAX = 128 };
+	struct rtprof__call_fn fns[MAX];
+	unsigned n = 0;
+
+	for (const struct wrap *w = __start_rtprof_wraps;
+	    w < __stop_rtprof_wraps && n < MAX; w++) {
+		fns[n].lo = (uintptr_t)w->lo;
+		fns[n].hi = (uintptr_t)w->hi;
+		fns[n++].call = w->call;
+	}
+	rtprof__calls_set(fns, n);
+}
+
 /* Context: the dynamic loader, after librtprof's constructor. */
 __attribute__((constructor)) static void
 preload_init(void)
 {
-	Dl_info self;
-
 	blocked_type = rtprof_marker_type_declare(&rtprof__blocked_path_schema);
 	min_ticks = (uint64_t)(rtprof_ticks_per_second() / 1e6);
 	if (min_ticks == 0)
 		min_ticks = 1;
-	if (dladdr((void *)preload_init, &self) != 0)
-		dl_iterate_phdr(self_range, self.dli_fbase);
+	text_of((void *)preload_init, &self_lo, &self_hi);
+	text_of((void *)rtprof_session_start, &rt_lo, &rt_hi);
+	calls_init();
 	threshold_init();
 	if (bt_ticks != UINT64_MAX) {
 		/* Once now: libgcc loads and finds its tables at the first
@@ -341,20 +397,30 @@ struct blk {
 	uint64_t t0;
 };
 
-/* Context: the calling thread. Return: 1 when the call is timed. */
+/*
+ * The start of a timed call: the thread counts as asleep in @call (one
+ * release store of its sleep word: the state and the call's number, which
+ * the sampler reads, core/calls.h). @ra: the wrapper's return address: a
+ * call librtprof makes (its own lock) is not timed. Context: the calling
+ * thread.
+ * Return: 1 when the call is timed.
+ */
 static inline int
-blk_begin(struct blk *b)
+blk_begin(struct blk *b, const struct rtprof__call *call, void *ra)
 {
 	struct rtprof__thread *th = rtprof__tls.thread;
 
+	/* acquire: the constructor's settings (rt_lo/rt_hi among them)
+	 * before armed. */
 	if (!atomic_load_explicit(&armed, memory_order_acquire) ||
-	    th == NULL || (th->flags & RTPROF_THREAD_SAMPLER) ||
-	    in_bt)
+	    th == NULL || (th->flags & RTPROF_THREAD_SAMPLER) || in_bt ||
+	    ((uintptr_t)ra >= rt_lo && (uintptr_t)ra < rt_hi))
 		return 0;
 	b->th = th;
 	b->t0 = rtprof_now();
 	/* release: pairs with the sampler's acquire (threadview.c). */
-	atomic_store_explicit(&th->sleep, RTPROF__ASLEEP, memory_order_release);
+	atomic_store_explicit(&th->sleep, RTPROF__ASLEEP | call->id << 2,
+	    memory_order_release);
 	return 1;
 }
 
@@ -385,8 +451,8 @@ fd_path(int64_t fd, char *buf, size_t n)
  * instead of @fd's. Context: the calling thread.
  */
 static inline void
-blk_end_path(struct blk *b, const char *call, int64_t fd, int64_t bytes,
-    const char *given)
+blk_end_path(struct blk *b, const struct rtprof__call *call, int64_t fd,
+    int64_t bytes, const char *given)
 {
 	int saved = errno;
 	uint64_t t1;
@@ -411,7 +477,7 @@ blk_end_path(struct blk *b, const char *call, int64_t fd, int64_t bytes,
 	}
 	if (t1 - b->t0 >= min_ticks && rtprof_marker_open(&r, blocked_type,
 	    RTPROF_PHASE_INTERVAL, b->t0, t1)) {
-		rtprof_put_static_str(&r, call);
+		rtprof_put_static_str(&r, call->name);
 		rtprof_put_i64(&r, fd);
 		rtprof_put_i64(&r, bytes);
 		rtprof_put_str(&r, path, plen);
@@ -424,7 +490,8 @@ blk_end_path(struct blk *b, const char *call, int64_t fd, int64_t bytes,
 }
 
 static inline void
-blk_end(struct blk *b, const char *call, int64_t fd, int64_t bytes)
+blk_end(struct blk *b, const struct rtprof__call *call, int64_t fd,
+    int64_t bytes)
 {
 	blk_end_path(b, call, fd, bytes, NULL);
 }
@@ -434,18 +501,41 @@ blk_end(struct blk *b, const char *call, int64_t fd, int64_t bytes)
 	if (real_##name == NULL)                                               \
 		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
+/*
+ * A wrapped call as samples name it (core/calls.h): its number (from 1,
+ * unique in this file), the marker's name, and its two frames.
+ */
+#define CALL(var, str)                                                         \
+	static const struct rtprof__call var = { __COUNTER__ + 1, str,        \
+	    str " (on CPU)", str " (blocked)" }
+
+#define WRAPS(sym, var)                                                        \
+	extern const char __start_rtprof_w_##sym[]                             \
+	    __attribute__((visibility("hidden")));                             \
+	extern const char __stop_rtprof_w_##sym[]                              \
+	    __attribute__((visibility("hidden")));                             \
+	static const struct wrap wrap_##sym                                    \
+	    __attribute__((used, section("rtprof_wraps"))) = {                 \
+		__start_rtprof_w_##sym, __stop_rtprof_w_##sym, &var, NULL }
+
+/* A wrapper's code, in a section of its own (WRAPS). */
+#define WRAPPER(sym) __attribute__((section("rtprof_w_" #sym)))
+
 /* A wrapper returning @type: the call, timed when the thread is ours. */
 #define BLOCKING(type, name, params, args, fd, bytes)                          \
-	RTPROF_API type                                                        \
+	CALL(call_##name, #name);                                              \
+	WRAPS(name, call_##name);                                              \
+	RTPROF_API WRAPPER(name) type                                          \
 	name params                                                            \
 	{                                                                      \
 		struct blk blk_;                                               \
 		type r;                                                        \
 		REAL(name);                                                    \
-		if (!blk_begin(&blk_))                                         \
+		if (!blk_begin(&blk_, &call_##name,                            \
+		    __builtin_return_address(0)))                              \
 			return real_##name args;                               \
 		r = real_##name args;                                          \
-		blk_end(&blk_, #name, (fd), (bytes));                          \
+		blk_end(&blk_, &call_##name, (fd), (bytes));                   \
 		return r;                                                      \
 	}
 
@@ -530,8 +620,10 @@ BLOCKING(ssize_t, getdents64, (int fd, void *b, size_t n), (fd, b, n), fd, r)
  * cached relaxed: every thread that looks it up stores the same value.
  */
 #define PATH_CALL(sym, cname, params, args, path, fd)                          \
+	CALL(call_##sym, #sym);                                                \
+	WRAPS(sym, call_##sym);                                                \
 	RTPROF_API int cname params __asm__(#sym);                             \
-	RTPROF_API int                                                         \
+	RTPROF_API WRAPPER(sym) int                                            \
 	cname params                                                           \
 	{                                                                      \
 		static _Atomic(int (*) params) real_;                          \
@@ -548,10 +640,11 @@ BLOCKING(ssize_t, getdents64, (int fd, void *b, size_t n), (fd, b, n), fd, r)
 			errno = ENOSYS;                                        \
 			return -1;                                             \
 		}                                                              \
-		if (!blk_begin(&blk_))                                         \
+		if (!blk_begin(&blk_, &call_##sym,                             \
+		    __builtin_return_address(0)))                              \
 			return real args;                                      \
 		r = real args;                                                 \
-		blk_end_path(&blk_, #sym, (fd), -1, (path));                   \
+		blk_end_path(&blk_, &call_##sym, (fd), -1, (path));            \
 		return r;                                                      \
 	}
 
@@ -573,9 +666,16 @@ typedef int (*openat_fn)(int, const char *, int, ...);
  * is named @call (open64 as open). Context: any thread of the program;
  * libc's function is cached relaxed (every thread stores the same value).
  */
+CALL(call_open, "open");
+CALL(call_openat, "openat");
+WRAPS(open, call_open);
+WRAPS(open64, call_open);
+WRAPS(openat, call_openat);
+WRAPS(openat64, call_openat);
+
 static int
-open_timed(const char *call, bool large, int dir, const char *path,
-    int flags, mode_t mode)
+open_timed(const struct rtprof__call *call, bool large, int dir,
+    const char *path, int flags, mode_t mode, void *ra)
 {
 	static _Atomic(openat_fn) cache[2];
 	openat_fn real = atomic_load_explicit(&cache[large],
@@ -593,7 +693,7 @@ open_timed(const char *call, bool large, int dir, const char *path,
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!blk_begin(&b))
+	if (!blk_begin(&b, call, ra))
 		return real(dir, path, flags, mode);
 	r = real(dir, path, flags, mode);
 	blk_end_path(&b, call, r, -1, path);
@@ -620,44 +720,51 @@ RTPROF_API int rtprof_pl_openat(int dir, const char *path, int flags, ...)
 RTPROF_API int rtprof_pl_openat64(int dir, const char *path, int flags, ...)
     __asm__("openat64");
 
-RTPROF_API int
+RTPROF_API WRAPPER(open) int
 rtprof_pl_open(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 
 	OPEN_MODE(flags, mode);
-	return open_timed("open", false, AT_FDCWD, path, flags, mode);
+	return open_timed(&call_open, false, AT_FDCWD, path, flags, mode,
+	    __builtin_return_address(0));
 }
 
-RTPROF_API int
+RTPROF_API WRAPPER(open64) int
 rtprof_pl_open64(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 
 	OPEN_MODE(flags, mode);
-	return open_timed("open", true, AT_FDCWD, path, flags, mode);
+	return open_timed(&call_open, true, AT_FDCWD, path, flags, mode,
+	    __builtin_return_address(0));
 }
 
-RTPROF_API int
+RTPROF_API WRAPPER(openat) int
 rtprof_pl_openat(int dir, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 
 	OPEN_MODE(flags, mode);
-	return open_timed("openat", false, dir, path, flags, mode);
+	return open_timed(&call_openat, false, dir, path, flags, mode,
+	    __builtin_return_address(0));
 }
 
-RTPROF_API int
+RTPROF_API WRAPPER(openat64) int
 rtprof_pl_openat64(int dir, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 
 	OPEN_MODE(flags, mode);
-	return open_timed("openat", true, dir, path, flags, mode);
+	return open_timed(&call_openat, true, dir, path, flags, mode,
+	    __builtin_return_address(0));
 }
 
 /* A mutex lock blocks only when contended: try first, time the rest. */
-RTPROF_API int
+CALL(call_pthread_mutex_lock, "pthread_mutex_lock");
+WRAPS(pthread_mutex_lock, call_pthread_mutex_lock);
+
+RTPROF_API WRAPPER(pthread_mutex_lock) int
 pthread_mutex_lock(pthread_mutex_t *m)
 {
 	struct blk b;
@@ -669,10 +776,11 @@ pthread_mutex_lock(pthread_mutex_t *m)
 		return real_pthread_mutex_lock(m);
 	if (pthread_mutex_trylock(m) == 0)
 		return 0;
-	if (!blk_begin(&b))
+	if (!blk_begin(&b, &call_pthread_mutex_lock,
+	    __builtin_return_address(0)))
 		return real_pthread_mutex_lock(m);
 	r = real_pthread_mutex_lock(m);
-	blk_end(&b, "pthread_mutex_lock", -1, -1);
+	blk_end(&b, &call_pthread_mutex_lock, -1, -1);
 	return r;
 }
 

@@ -107,7 +107,7 @@ rtprof__pack_process(struct msgpack_packer *pkv)
 	pcstr(pk, "machine");
 	if (uname(&u) != 0)
 		memset(&u, 0, sizeof(u));
-	msgpack_pack_map(pk, 5);
+	msgpack_pack_map(pk, 6);
 	pcstr(pk, "sysname");
 	pcstr(pk, u.sysname);
 	pcstr(pk, "release");
@@ -118,6 +118,12 @@ rtprof__pack_process(struct msgpack_packer *pkv)
 	pcstr(pk, u.nodename);
 	pcstr(pk, "cpus");
 	msgpack_pack_int64(pk, sysconf(_SC_NPROCESSORS_ONLN));
+	/* The boot: kernel addresses (KSTACK) are valid in it alone. */
+	pcstr(pk, "boot_id");
+	n = read_small("/proc/sys/kernel/random/boot_id", buf, sizeof(buf));
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == 0))
+		n--;
+	pstr(pk, buf, n);
 }
 
 /*

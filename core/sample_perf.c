@@ -14,7 +14,12 @@
  *   - context-switches, period 1, with the same registers and stack: the
  *     place where the thread went off CPU (needs kernel-side sampling:
  *     perf_event_paranoid <= 1 or CAP_PERFMON; without it a thread asleep
- *     gets idle samples without native frames).
+ *     gets idle samples without native frames), and the kernel's own
+ *     stack there (its callchain, kernel frames only), written as a
+ *     KSTACK record before the off-CPU SAMPLE: the converter names the
+ *     reason from it (a pipe full, a futex, the journal in fsync; the
+ *     addresses are resolved where /proc/kallsyms is, not here: reading
+ *     it costs ~40 ms of CPU, docs/wire-format.md).
  * Each tick the sampler drains the rings (sampler thread only: the kernel
  * is the producer, data_head acquire / data_tail release) and unwinds the
  * copies with core/unwind.c, as it unwinds a signal handler's copy. A
@@ -58,6 +63,7 @@
 #define RUNNING_ON_VALGRIND 0
 #endif
 
+#include "calls.h"
 #include "perf_probe.h"
 #include "sampler_int.h"
 #include "unwind.h"
@@ -67,6 +73,7 @@
 #define RING_PAGES 128          /* data pages per thread's ring (512 KiB) */
 #define RING_PAGES_MIN 8
 #define REC_MAX 65536           /* a record's size is a u16 */
+#define KSTACK_MAX 64           /* kernel frames kept where it blocks */
 
 enum pstate { PS_UNKNOWN, PS_ON, PS_OFF, PS_PREEMPTED };
 
@@ -96,6 +103,9 @@ struct rtprof__perf {
 	uintptr_t cs_sp;
 	uint32_t cs_len;
 	unsigned char cs_stack[PERF_STACK];
+	/* The kernel's stack in that sample, innermost first. */
+	unsigned cs_kn;
+	uint64_t cs_kips[KSTACK_MAX];
 };
 
 /* Under the core lock (the sampler; the writer asks for the method). */
@@ -103,6 +113,8 @@ static struct {
 	int decided;            /* method chosen for the process */
 	int usable;             /* perf events can be opened */
 	int kernel;             /* kernel-side sampling allowed (cs stacks) */
+	int kstack;             /* and the kernel's stacks at switches */
+	int kstack_errno;       /* why not (kernel-side sampling allowed) */
 	int why_errno;
 	int valgrind;           /* the kernel would see valgrind's registers */
 	uint64_t t0, m0;        /* a (ticks, mono) pair */
@@ -203,6 +215,8 @@ perf_new(pid_t tid, uint64_t interval_ns)
 	ioctl(p->fd, PERF_EVENT_IOC_ID, &p->id);
 	if (P.kernel) {
 		rtprof__perf_attr(&a, 1, interval_ns, 1);
+		if (P.kstack)
+			rtprof__perf_attr_kstack(&a);
 		p->fd_cs = rtprof__perf_open(&a, tid);
 		if (p->fd_cs >= 0) {
 			p->fd_cs = rtprof__fd_high(p->fd_cs);
@@ -234,6 +248,8 @@ decide(void)
 		level = rtprof__perf_probe(&P.why_errno);
 	P.usable = level != RTPROF__PERF_NONE;
 	P.kernel = level == RTPROF__PERF_KERNEL;
+	P.kstack_errno = P.kernel ? rtprof__perf_probe_kstack() : 0;
+	P.kstack = P.kernel && P.kstack_errno == 0;
 	/* Refused: said once, on the program's stderr, unless a launcher
 	 * (rtprof record) said it already for the whole run. */
 	if (level == RTPROF__PERF_NONE && P.why_errno != 0 &&
@@ -261,7 +277,7 @@ rtprof__perf_method(const rtprof_lock *lk, char *why, size_t n)
 		decide();
 	if (P.usable) {
 		rtprof__perf_why(P.kernel ? RTPROF__PERF_KERNEL :
-		    RTPROF__PERF_USER, 0, why, n);
+		    RTPROF__PERF_USER, P.kstack_errno, why, n);
 		return "perf";
 	}
 	if (P.valgrind)
@@ -272,6 +288,14 @@ rtprof__perf_method(const rtprof_lock *lk, char *why, size_t n)
 	else
 		rtprof__perf_why(RTPROF__PERF_NONE, P.why_errno, why, n);
 	return "signal";
+}
+
+/* Context: any thread with the lock held, after rtprof__perf_method. */
+int
+rtprof__perf_kstacks(const rtprof_lock *lk)
+{
+	(void)lk;
+	return P.decided && P.usable && P.kstack;
 }
 
 /* ------------------------------------------------------------------ */
@@ -307,23 +331,41 @@ cpu_delta(struct rtprof__perf *p, uint64_t mono)
 	return d;
 }
 
-/* One SAMPLE from a copy: native frames only, outermost first. */
+/*
+ * One SAMPLE from a copy: native frames, outermost first, then the frame
+ * of the wrapped call the thread was in (core/calls.h): on CPU (a
+ * task-clock sample) or blocked (@off: where it went off CPU). @in_call:
+ * the call its sleep word names, for a copy that has no frames.
+ */
 static void
 emit(struct rtprof__perf *p, const struct rtprof__ucopy *uc, uint64_t mono,
-    unsigned flags)
+    unsigned flags, int off, const struct rtprof__call *in_call)
 {
 	uint64_t ips[RTPROF__MAX_NATIVE], sps[RTPROF__MAX_NATIVE];
-	uint64_t frames[RTPROF__MAX_NATIVE];
-	unsigned char is_label[RTPROF__MAX_NATIVE] = { 0 };
+	uint64_t frames[RTPROF__MAX_NATIVE + 1];
+	unsigned char is_label[RTPROF__MAX_NATIVE + 1] = { 0 };
+	const struct rtprof__call *call = NULL;
 	int trunc = 0, n = uc == NULL ? 0 : rtprof__unwind(rtprof__sampler_unw,
-	    uc, p->stack_lo, p->stack_hi, ips, sps, RTPROF__MAX_NATIVE, &trunc);
+	    uc, p->stack_lo, p->stack_hi, ips, sps, RTPROF__MAX_NATIVE, &trunc,
+	    &call);
 
 	for (int i = 0; i < n; i++)
 		frames[i] = ips[n - 1 - i];
 	if (trunc)
 		flags |= RTPROF_SAMPLE_TRUNCATED;
-	if (n == 0)
+	if (n == 0) {
 		flags |= RTPROF_SAMPLE_NO_NATIVE;
+		call = in_call;
+	}
+	/* The recorder's work on CPU stays charged to its caller, as
+	 * before (rtprof's API calls in an instrumented program). */
+	if (!off && call == &rtprof__call_self)
+		call = NULL;
+	if (call != NULL) {
+		frames[n] = (uint64_t)(uintptr_t)(off ? call->blocked :
+		    call->on_cpu);
+		is_label[n++] = 1;
+	}
 	rtprof__rec_sample(ticks_of(mono), p->tid, cpu_delta(p, mono), flags,
 	    frames, is_label, (unsigned)n);
 }
@@ -335,6 +377,8 @@ emit(struct rtprof__perf *p, const struct rtprof__ucopy *uc, uint64_t mono,
 struct psample {
 	uint64_t id, time;
 	uint32_t tid;
+	uint64_t nchain;                /* callchain entries (cs events) */
+	const unsigned char *chain;
 	uint64_t abi;
 	uint64_t regs[RTPROF__NREGS];
 	uintptr_t sp;
@@ -342,21 +386,43 @@ struct psample {
 	uint64_t stack_len;
 };
 
+/* @p's context-switch event has a callchain (id @id). */
 static int
-parse_sample(const unsigned char *r, size_t len, struct psample *s)
+has_chain(const struct rtprof__perf *p, uint64_t id)
+{
+	return P.kstack && p->fd_cs >= 0 && id == p->id_cs;
+}
+
+static int
+parse_sample(const struct rtprof__perf *p, const unsigned char *r,
+    size_t len, struct psample *s)
 {
 	const unsigned char *e = r + len, *q = r + sizeof(struct perf_event_header);
 	uint64_t v[NREGS_PERF], sz;
 	uint32_t pt[2];
 
-	if (q + 8 + 8 + 8 + 8 > e)
+	if (q + 8 + 8 + 8 > e)
 		return -1;
 	memcpy(&s->id, q, 8);
 	memcpy(pt, q + 8, 8);
 	s->tid = pt[1];
 	memcpy(&s->time, q + 16, 8);
-	memcpy(&s->abi, q + 24, 8);
-	q += 32;
+	q += 24;
+	s->nchain = 0;
+	s->chain = NULL;
+	if (has_chain(p, s->id)) {
+		if (q + 8 > e)
+			return -1;
+		memcpy(&s->nchain, q, 8);
+		if (s->nchain > (uint64_t)(e - q - 8) / 8)
+			return -1;
+		s->chain = q + 8;
+		q += 8 + s->nchain * 8;
+	}
+	if (q + 8 > e)
+		return -1;
+	memcpy(&s->abi, q, 8);
+	q += 8;
 	memset(s->regs, 0, sizeof(s->regs));
 	s->sp = 0;
 	if (s->abi != PERF_SAMPLE_REGS_ABI_NONE) {
@@ -409,6 +475,7 @@ on_switch(struct rtprof__perf *p, uint16_t misc, uint64_t t)
 		p->state = PS_ON;
 		p->in_mono = t;
 		p->cs_valid = 0;
+		p->cs_kn = 0;
 		p->off_sampled = 0;
 		return;
 	}
@@ -416,6 +483,22 @@ on_switch(struct rtprof__perf *p, uint16_t misc, uint64_t t)
 	p->state = (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ?
 	    PS_PREEMPTED : PS_OFF;
 	p->off_mono = t;
+}
+
+/* The kernel frames of @s's callchain (innermost first; the context
+ * markers, PERF_CONTEXT_*, left out). */
+static void
+kstack_keep(struct rtprof__perf *p, const struct psample *s)
+{
+	p->cs_kn = 0;
+	for (uint64_t i = 0; i < s->nchain && p->cs_kn < KSTACK_MAX; i++) {
+		uint64_t ip;
+
+		memcpy(&ip, s->chain + i * 8, 8);
+		if (ip >= PERF_CONTEXT_MAX)
+			continue;
+		p->cs_kips[p->cs_kn++] = ip;
+	}
 }
 
 static void
@@ -431,6 +514,7 @@ on_sample(struct rtprof__perf *p, const struct psample *s)
 		p->cs_sp = s->sp;
 		p->cs_len = (uint32_t)s->stack_len;
 		memcpy(p->cs_stack, s->stack, s->stack_len);
+		kstack_keep(p, s);
 		return;
 	}
 	if (p->state == PS_UNKNOWN) {
@@ -440,7 +524,7 @@ on_sample(struct rtprof__perf *p, const struct psample *s)
 	/* A sample of its exit path, after it unregistered: not its own. */
 	if (p->until != 0 && s->time > p->until)
 		return;
-	emit(p, &uc, s->time, 0);
+	emit(p, &uc, s->time, 0, 0, NULL);
 }
 
 /* One record at @r (@len bytes, contiguous). */
@@ -453,7 +537,7 @@ on_record(struct rtprof__perf *p, const unsigned char *r, size_t len)
 	memcpy(&h, r, sizeof(h));
 	switch (h.type) {
 	case PERF_RECORD_SAMPLE:
-		if (parse_sample(r, len, &s) == 0)
+		if (parse_sample(p, r, len, &s) == 0)
 			on_sample(p, &s);
 		break;
 	case PERF_RECORD_SWITCH:
@@ -551,8 +635,16 @@ idle(struct rtprof__thread *th, struct rtprof__perf *p, uint64_t now_mono,
 		struct rtprof__ucopy uc = { 1, p->cs_regs, p->cs_sp, p->cs_len,
 		    p->cs_stack };
 
+		/* Off CPU now: the call its sleep word names is the one it
+		 * went off in (relaxed: a hint, for a stack not known). */
+		uint32_t w = atomic_load_explicit(&th->sleep,
+		    memory_order_relaxed);
+
+		if (p->cs_kn != 0)      /* before its SAMPLE, same time */
+			rtprof__rec_kstack(ticks_of(p->off_mono), p->tid,
+			    p->cs_kips, p->cs_kn);
 		emit(p, p->cs_valid ? &uc : NULL, p->off_mono,
-		    RTPROF_SAMPLE_ASLEEP);
+		    RTPROF_SAMPLE_ASLEEP, 1, rtprof__call_of(RTPROF__SLEEP_CALL(w)));
 		atomic_fetch_add_explicit(&th->samples, 1, memory_order_relaxed);
 		p->off_sampled = 1;
 		p->idle_next = p->off_mono + interval_ns;

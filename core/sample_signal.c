@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "calls.h"
 #include "sampler_int.h"
 #include "unwind.h"
 #include "../codec/wire.h"
@@ -319,8 +320,9 @@ sample_native(struct rtprof__thread *th, const struct rtprof__sample_req *rq,
 	unsigned char is_label[RTPROF_REC_MAX_FRAMES];
 	uint64_t ips[RTPROF__MAX_NATIVE], sps[RTPROF__MAX_NATIVE];
 	struct rtprof__ucopy uc = rtprof__ucopy_of_req(rq);
+	const struct rtprof__call *call;
 	int trunc = 0, nn = rtprof__unwind(rtprof__sampler_unw, &uc, th->stack_lo,
-	    th->stack_hi, ips, sps, RTPROF__MAX_NATIVE, &trunc);
+	    th->stack_hi, ips, sps, RTPROF__MAX_NATIVE, &trunc, &call);
 	unsigned n;
 
 	if (trunc)
@@ -329,6 +331,9 @@ sample_native(struct rtprof__thread *th, const struct rtprof__sample_req *rq,
 		flags |= RTPROF_SAMPLE_NO_NATIVE;
 	n = merge(ips, sps, nn, rq->labels, rq->label_sp, rq->nlabels, frames,
 	    is_label);
+	/* Inside a wrapped call, running (it took the signal). */
+	if (call != NULL && call != &rtprof__call_self)
+		n = rtprof__leaf_label(frames, is_label, n, call->on_cpu);
 	rtprof__rec_sample(t, th->tid, d, flags, frames, is_label, n);
 	th->s_misses = 0;
 	th->s_has_stack = 1;
@@ -385,7 +390,7 @@ rtprof__sig_settle(const rtprof_lock *lk, struct rtprof__thread *th, uint64_t no
 	if (withdraw(rq)) {
 		rtprof__sample_labels(lk, th, th->s_ask_t, th->s_ask_cpu,
 		    RTPROF_SAMPLE_NO_NATIVE |
-		    (blocks ? RTPROF_SAMPLE_SIG_BLOCKED : 0), 0);
+		    (blocks ? RTPROF_SAMPLE_SIG_BLOCKED : 0), 0, NULL);
 		if (blocks)
 			back_off(th);
 	} else {
@@ -453,18 +458,18 @@ rtprof__sig_sample(const rtprof_lock *lk, struct rtprof__thread *th,
 
 	if (!can_ask(th)) {     /* it blocked the signal when last asked */
 		rtprof__sample_labels(lk, th, t, d,
-		    none | RTPROF_SAMPLE_SIG_BLOCKED, 0);
+		    none | RTPROF_SAMPLE_SIG_BLOCKED, 0, NULL);
 		return;
 	}
 	if (!signal_ours(now)) {
-		rtprof__sample_labels(lk, th, t, d, none, 0);
+		rtprof__sample_labels(lk, th, t, d, none, 0, NULL);
 		return;
 	}
 	/* Blocked last time and still: a real-time signal would only queue
 	 * up behind the one it has not taken yet. */
 	if (th->s_misses != 0 && blocks_signal(th->tid)) {
 		rtprof__sample_labels(lk, th, t, d,
-		    none | RTPROF_SAMPLE_SIG_BLOCKED, 0);
+		    none | RTPROF_SAMPLE_SIG_BLOCKED, 0, NULL);
 		back_off(th);
 		return;
 	}
@@ -475,7 +480,7 @@ rtprof__sig_sample(const rtprof_lock *lk, struct rtprof__thread *th,
 		return;
 	}
 	if (pending(th) == NULL) {      /* no free slot, or no such thread */
-		rtprof__sample_labels(lk, th, t, d, none, 0);
+		rtprof__sample_labels(lk, th, t, d, none, 0, NULL);
 		return;
 	}
 	/* Not answered yet: settle() writes it, now if the thread ran with

@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "calls.h"
 #include "sampler_int.h"
 #include "unwind.h"
 #include "../codec/wire.h"
@@ -93,7 +94,8 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 	unsigned flags = 0;
 	int64_t cpu;
 	uint64_t d, t, now, span;
-	uint32_t sl;
+	uint32_t sl, st;
+	const struct rtprof__call *call;
 
 	if (th->s_gen != gen)
 		session_reset(lk, th, gen, rtprof__cpu_ns(th));
@@ -115,7 +117,8 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 	    now - th->s_mono_last : 0;
 	th->s_mono_last = now;
 	sl = rtprof__sleep_observe(lk, th);
-	if (sl != RTPROF__AWAKE)
+	st = RTPROF__SLEEP_STATE(sl);
+	if (st != RTPROF__AWAKE)
 		flags |= RTPROF_SAMPLE_ASLEEP;
 	t = rtprof_now();
 	atomic_fetch_add_explicit(&th->samples, 1, memory_order_relaxed);
@@ -124,7 +127,7 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 	 * sleep has the stack of that sample: SAME, O(1). One that woke
 	 * since (even to sleep again) gets a fresh sample.
 	 */
-	if (th->s_has_stack && sl == RTPROF__ASLEEP_SAMPLED) {
+	if (th->s_has_stack && st == RTPROF__ASLEEP_SAMPLED) {
 		rtprof__rec_same(t, th->tid, d, flags);
 		return 1;
 	}
@@ -133,11 +136,14 @@ sample_thread(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t gen,
 	 * a sleep: their labels, never interrupted. A real-time thread that
 	 * used (almost) no CPU since its previous sample and is outside
 	 * every label is waiting: Idle (inside a label it is not, whatever
-	 * keeps it from running).
+	 * keeps it from running). A thread inside a wrapped call (core/calls.h)
+	 * has the call's frame after its labels: it waits there, off CPU.
 	 */
-	if ((th->flags & RTPROF_THREAD_RT) || sl != RTPROF__AWAKE) {
+	if ((th->flags & RTPROF_THREAD_RT) || st != RTPROF__AWAKE) {
+		call = rtprof__call_of(RTPROF__SLEEP_CALL(sl));
 		rtprof__sample_labels(lk, th, t, d, flags | RTPROF_SAMPLE_LABELS,
-		    d < span / 50 ? RTPROF_SAMPLE_ASLEEP : 0);
+		    d < span / 50 ? RTPROF_SAMPLE_ASLEEP : 0,
+		    call != NULL ? call->blocked : NULL);
 		return 1;
 	}
 	/*

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "core.h"
+#include "../codec/wire.h"
 
 struct rtprof__unwinder;
 
@@ -31,11 +32,28 @@ void rtprof__rec_same(uint64_t t, pid_t tid, uint64_t cpu, unsigned flags);
 /* @frames outermost first, @is_label[i] set for labels. */
 void rtprof__rec_sample(uint64_t t, pid_t tid, uint64_t cpu, unsigned flags,
     const uint64_t *frames, const unsigned char *is_label, unsigned n);
+/* @label (static) after the @n frames, the last one replaced when they
+ * are RTPROF_REC_MAX_FRAMES already. Return: the new count. */
+static inline unsigned
+rtprof__leaf_label(uint64_t *frames, unsigned char *is_label, unsigned n,
+    const char *label)
+{
+	if (n == RTPROF_REC_MAX_FRAMES)
+		n--;
+	frames[n] = (uint64_t)(uintptr_t)label;
+	is_label[n] = 1;
+	return n + 1;
+}
+/* @n kernel addresses, innermost first (written outermost first). */
+void rtprof__rec_kstack(uint64_t t, pid_t tid, const uint64_t *ips,
+    unsigned n);
 void rtprof__rec_overhead(uint64_t t0, uint64_t t1, const uint64_t v[4]);
 /* @th's SAMPLE with its labels only, read under its ck_sequence; with
- * @bare_flags added when it has none. */
+ * @bare_flags added when it has none; then @leaf, a static string, unless
+ * NULL (the wrapped call it waits in). */
 void rtprof__sample_labels(const rtprof_lock *lk, struct rtprof__thread *th,
-    uint64_t t, uint64_t d, unsigned flags, unsigned bare_flags);
+    uint64_t t, uint64_t d, unsigned flags, unsigned bare_flags,
+    const char *leaf);
 
 /* sample_signal.c */
 int rtprof__sig_setup(const rtprof_lock *lk);

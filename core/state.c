@@ -391,16 +391,21 @@ autostart_check(const struct rtprof_settings *s)
 }
 
 /*
- * The launcher's descriptor moved as high as it goes (the top free number
- * under RLIMIT_NOFILE), away from the small numbers a program reuses
- * (bash `exec 3>a`). Only where the writer cannot keep it in a table of
- * its own does the number stay in use (writer.c, go_private()).
- * Context: the constructor or the fork follower. Return: the new number.
+ * The launcher's descriptor moved high (the top free number under
+ * RLIMIT_NOFILE, at most RTPROF__FD_HIGH_CAP: the table grows to it and
+ * every fork and unshare copies it), away from the small numbers a
+ * program reuses (bash `exec 3>a`). Only where the writer cannot keep it
+ * in a table of its own does the number stay in use (writer.c,
+ * go_private()). Context: the constructor or the fork follower.
+ * Return: the new number.
  */
 static int
 sink_move_high(int fd)
 {
 	long max = sysconf(_SC_OPEN_MAX);
+
+	if (max > RTPROF__FD_HIGH_CAP)
+		max = RTPROF__FD_HIGH_CAP;
 
 	for (long step = 1; max > 0 && step < max; step *= 2) {
 		int hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)(max - step));

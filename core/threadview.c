@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 
+#include "calls.h"
 #include "core.h"
 
 /*
@@ -46,26 +47,30 @@ rtprof__labels_read(const rtprof_lock *lk, struct rtprof__thread *th,
 }
 
 /*
- * rtprof__sleep_observe - the sampler's view of @th's sleep state. A thread
- * seen asleep for the first time moves to asleep-sampled (one CAS), so the
- * next tick can repeat its previous sample in O(1).
- * Return: the state before the call (RTPROF__AWAKE, RTPROF__ASLEEP or
- * RTPROF__ASLEEP_SAMPLED).
+ * rtprof__sleep_observe - the sampler's view of @th's sleep word: its state
+ * (RTPROF__SLEEP_STATE) and the wrapped call it is in, if any
+ * (RTPROF__SLEEP_CALL, core/calls.h). A thread seen asleep for the first
+ * time moves to asleep-sampled (one CAS, the call kept), so the next tick
+ * can repeat its previous sample in O(1).
+ * Return: the word before the call (state RTPROF__AWAKE, RTPROF__ASLEEP
+ * or RTPROF__ASLEEP_SAMPLED).
  */
 uint32_t
 rtprof__sleep_observe(const rtprof_lock *lk, struct rtprof__thread *th)
 {
-	/* acquire: pairs with the release store in rtprof_thread_sleep/wake. */
+	/* acquire: pairs with the release store in rtprof_thread_sleep/wake
+	 * and in the preload wrappers. */
 	uint32_t s = atomic_load_explicit(&th->sleep, memory_order_acquire);
 
 	(void)lk;
-	if (s == RTPROF__ASLEEP) {
-		uint32_t want = RTPROF__ASLEEP;
+	if (RTPROF__SLEEP_STATE(s) == RTPROF__ASLEEP) {
+		uint32_t want = s;
 
 		/* The owner may wake up meanwhile: then the CAS fails and the
 		 * thread is treated as awake (it is). */
 		if (!atomic_compare_exchange_strong_explicit(&th->sleep, &want,
-		    RTPROF__ASLEEP_SAMPLED, memory_order_acq_rel, memory_order_acquire))
+		    s - RTPROF__ASLEEP + RTPROF__ASLEEP_SAMPLED,
+		    memory_order_acq_rel, memory_order_acquire))
 			return want;
 	}
 	return s;

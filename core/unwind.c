@@ -35,6 +35,7 @@
 
 #include <libunwind.h>
 
+#include "calls.h"
 #include "unwind.h"
 
 /* libunwind's table search, declared in no public header (perf does the
@@ -524,12 +525,14 @@ is_own(const struct rtprof__unwinder *u, uintptr_t ip, int leaf)
 int
 rtprof__unwind(struct rtprof__unwinder *u, const struct rtprof__ucopy *rq,
     uintptr_t stack_lo, uintptr_t stack_hi, uint64_t *ips, uint64_t *sps,
-    int max, int *truncated)
+    int max, int *truncated, const struct rtprof__call **call)
 {
 	unw_cursor_t cur;
 	int n = 0, seen = 0, prev_own = 0, own;
+	const struct rtprof__call *wrap = NULL;
 
 	*truncated = 0;
+	*call = NULL;
 	if (!rq->have_regs)
 		return 0;
 	u->rq = rq;
@@ -557,6 +560,17 @@ rtprof__unwind(struct rtprof__unwinder *u, const struct rtprof__ucopy *rq,
 		own = is_own(u, ip, seen++ == 0);
 		if (own && prev_own)
 			n = 0;
+		/* The run's outermost own frame so far: a wrapper? */
+		if (own)
+			wrap = rtprof__call_at(seen == 1 ? ip : ip - 1);
+		/* The program called a wrapper: the call, and nothing inside
+		 * it, is the leaf (the innermost such call only). rtprof's
+		 * code at the leaf that no wrapper leads to: its own work. */
+		if (!own && prev_own && *call == NULL && (wrap != NULL ||
+		    n == 0)) {
+			n = 0;
+			*call = wrap != NULL ? wrap : &rtprof__call_self;
+		}
 		if (!own) {
 			ips[n] = ip;
 			sps[n] = sp;

@@ -12,6 +12,7 @@
 #include "../rt/rt_internal.h"
 
 struct rtprof__unwinder;
+struct rtprof__call;
 
 /*
  * A thread's registers and a copy of the top of its stack, made by its
@@ -52,6 +53,12 @@ void rtprof__unwinder_tick(struct rtprof__unwinder *u);
  * wrappers) are left out: the program's caller is the frame that counts;
  * under two of them in a row (the recorder's own work inside a wrapper)
  * the inner frames are left out too.
+ * @call: out, the wrapped call (core/calls.h) the thread was in, or NULL:
+ * the innermost wrapper frame that the program called (not rtprof); the
+ * frames inside it (libc's side of the call) are left out too, and the
+ * caller adds the call's frame at the leaf; &rtprof__call_self when the
+ * leaf frames are rtprof's own, not under a wrapper (the recorder's work
+ * on the thread: its start-up wait for the sampler).
  * Return: the number of frames (0 when nothing could be unwound);
  * *@truncated set when there were more than @max, or when the copy ended
  * before the root (a read above it inside [@stack_lo, @stack_hi)).
@@ -59,6 +66,6 @@ void rtprof__unwinder_tick(struct rtprof__unwinder *u);
 int rtprof__unwind(struct rtprof__unwinder *u,
     const struct rtprof__ucopy *c, uintptr_t stack_lo,
     uintptr_t stack_hi, uint64_t *ips, uint64_t *sps, int max,
-    int *truncated);
+    int *truncated, const struct rtprof__call **call);
 
 #endif /* RTPROF_UNWIND_H */

@@ -149,11 +149,16 @@ pack_sampling(const rtprof_lock *lk, msgpack_packer *pk,
 	    rtprof__perf_method(lk, why, sizeof(why));
 
 	pack_key(pk, "sampling");
-	msgpack_pack_map(pk, 2);
+	msgpack_pack_map(pk, 3);
 	pack_key(pk, "method");
 	pack_str(pk, m);
 	pack_key(pk, "why");
 	pack_str(pk, why);
+	pack_key(pk, "kernel_stacks");
+	if (strcmp(m, "off") != 0 && rtprof__perf_kstacks(lk))
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
 }
 
 /*
@@ -1735,19 +1740,25 @@ close_span(unsigned lo, unsigned hi)
 
 /*
  * rtprof__fd_high - move @fd, in the calling thread's own table, to a
- * number in the top quarter of the descriptor limit. Return: the new
- * number, or @fd where none is free. Context: the writer or the sampler.
+ * number in the top quarter of the descriptor limit, at most
+ * RTPROF__FD_HIGH_CAP * 3/4. Not higher: a table grows to the number and
+ * never shrinks, and is copied by every unshare and fork (at a limit of
+ * 1048576, 8 MiB per copy; at 20000, 256 KiB: the kernel's share of a
+ * recorded make's time). Return: the new number, or @fd where none is
+ * free. Context: the writer or the sampler.
  */
 int
 rtprof__fd_high(int fd)
 {
 	struct rlimit rl;
+	rlim_t lim;
 	int hi;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 64)
 		return fd;
-	hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)(rl.rlim_cur == RLIM_INFINITY ||
-	    rl.rlim_cur > 1u << 20 ? 3 << 18 : rl.rlim_cur - rl.rlim_cur / 4));
+	lim = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > RTPROF__FD_HIGH_CAP ?
+	    RTPROF__FD_HIGH_CAP : rl.rlim_cur;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim - lim / 4));
 	if (hi < 0)
 		return fd;
 	/* The raw system call: the number is the program's in its table,

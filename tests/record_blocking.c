@@ -14,6 +14,10 @@
  *                writing 200 ms later
  *     stdio N    N lines of 200 bytes through stdout (stdio's own write,
  *                which no wrapper sees): for a slowly read pipe
+ *     reasons DIR  for the kernel's reasons, about 300 ms each: a write
+ *                into a pipe its reader drains 300 ms later (pipe full),
+ *                a nanosleep, a mutex another thread holds (futex), and
+ *                an fsync of 64 MB written to DIR/fsync.dat (removed)
  *
  * Context: a test program; its main thread and the threads it starts.
  */
@@ -21,6 +25,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +154,88 @@ do_stdio(long n)
 	return fflush(stdout) != 0;
 }
 
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int holding;
+
+static void *
+holder(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&held);
+	atomic_store(&holding, 1);
+	nap_ms(300);
+	pthread_mutex_unlock(&held);
+	return NULL;
+}
+
+/* 256 KiB into a pipe (64 KiB of buffer) that a child drains 300 ms
+ * later. */
+static int
+pipe_full(void)
+{
+	static char buf[256 * 1024];
+	int fd[2], st;
+	pid_t p;
+
+	if (pipe(fd) != 0 || (p = fork()) < 0)
+		return 1;
+	if (p == 0) {
+		close(fd[1]);
+		nap_ms(300);
+		while (read(fd[0], buf, sizeof(buf)) > 0)
+			;
+		_exit(0);
+	}
+	close(fd[0]);
+	for (size_t at = 0; at < sizeof(buf);) {
+		ssize_t k = write(fd[1], buf + at, sizeof(buf) - at);
+
+		if (k <= 0)
+			return 1;
+		at += (size_t)k;
+	}
+	close(fd[1]);
+	return waitpid(p, &st, 0) != p;
+}
+
+static int
+fsync_big(const char *dir)
+{
+	static char buf[1 << 20];
+	char path[4096];
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/fsync.dat", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return 1;
+	memset(buf, 'f', sizeof(buf));
+	for (int i = 0; i < 64 && rc == 0; i++)
+		rc = write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf);
+	rc |= fsync(fd) != 0;
+	close(fd);
+	unlink(path);
+	return rc;
+}
+
+static int
+do_reasons(const char *dir)
+{
+	pthread_t t;
+
+	if (pipe_full() != 0)
+		return 1;
+	nap_ms(300);
+	if (pthread_create(&t, NULL, holder, NULL) != 0)
+		return 1;
+	while (!atomic_load(&holding))
+		nap_ms(1);
+	pthread_mutex_lock(&held);
+	pthread_mutex_unlock(&held);
+	pthread_join(t, NULL);
+	return fsync_big(dir);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -172,6 +259,8 @@ main(int argc, char **argv)
 		return do_fifo(argv[2]);
 	if (strcmp(m, "stdio") == 0 && argc > 2)
 		return do_stdio(atol(argv[2]));
+	if (strcmp(m, "reasons") == 0 && argc > 2)
+		return do_reasons(argv[2]);
 	fprintf(stderr, "usage: record_blocking MODE [ARG]\n");
 	return 2;
 }

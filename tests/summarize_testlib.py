@@ -11,6 +11,8 @@ _NOSTACK = re.compile(r"^  \(without a stack: (\d+) calls?, ([\d.]+) ms")
 _MORE = re.compile(r"^  \((\d+) more stacks?\)$")
 _CPU_ROW = re.compile(r"^\s+([\d.]+) ms  (.*)$")
 _SELF_ROW = re.compile(r"^\s+(\d+)\s+([\d.]+)%  (.*)$")
+_REASON_ROW = re.compile(r"^  (\S.*?)\s+(\d+)\s+([\d.]+)$")
+_PLACE_ROW = re.compile(r"^\s+([\d.]+) ms  (.*)$")
 
 
 def parse_summary(text):
@@ -22,10 +24,12 @@ def parse_summary(text):
     cpu     {"process (pid P) / thread (tid T)": ms}; samples: their number
     cpu_more  (threads, ms) that --top left out, or (0, 0.0)
     cpu_total (threads, ms) of every thread, or (0, 0.0)
-    self    {function: samples}"""
+    self    {function: samples}
+    reasons {kernel reason: (samples, ms, [place, ...])}: time off CPU
+    reasons_text  that section's text"""
     out = {"calls": {}, "stacks": [], "nostack": (0, 0.0), "more": 0,
            "cpu": {}, "cpu_more": (0, 0.0), "cpu_total": (0, 0.0),
-           "samples": 0, "self": {}}
+           "samples": 0, "self": {}, "reasons": {}, "reasons_text": ""}
     section = None
     for ln in text.splitlines():
         if ln.startswith("Time blocked, by call"):
@@ -33,6 +37,9 @@ def parse_summary(text):
             continue
         if ln.startswith("Time blocked, by stack"):
             section = "stacks"
+            continue
+        if ln.startswith("Time off CPU, by the kernel's reason"):
+            section = "reasons"
             continue
         if ln.startswith("CPU time by thread"):
             section = "cpu"
@@ -62,6 +69,17 @@ def parse_summary(text):
                 continue
             if ln.startswith("        ") and out["stacks"]:
                 out["stacks"][-1][3].append(ln.strip())
+        elif section == "reasons":
+            out["reasons_text"] += ln + "\n"
+            m = _REASON_ROW.match(ln)
+            if m and m.group(1) != "reason":
+                out["reasons"][m.group(1)] = (int(m.group(2)),
+                                              float(m.group(3)), [])
+                last = out["reasons"][m.group(1)]
+                continue
+            m = _PLACE_ROW.match(ln)
+            if m and out["reasons"]:
+                last[2].append(m.group(2))
         elif section == "cpu":
             m = _CPU_ROW.match(ln)
             more = m and re.fullmatch(r"\((\d+) more threads?\)", m.group(2))

@@ -2,7 +2,7 @@
 sleep): each shows as "Blocked" markers with the call's name and about the
 time it blocked.
 
-    test_record_blocking.py RTPROF RECORD_BLOCKING TESTS_DIR WORKDIR
+    test_record_blocking.py RTPROF RECORD_BLOCKING TESTS_DIR WORKDIR NOPERF
 
 - `sleep 1` (coreutils: nanosleep or clock_nanosleep) and a C program's
   sleep(1) (glibc's sleep, which does not go through nanosleep's symbol):
@@ -19,28 +19,74 @@ time it blocked.
   perf events (`msgpack2gecko --info` says "sampling: perf"), the
   thread's off-CPU samples have the stack of that write (fputs ... write):
   at least 20 idle samples there (it waits about 0.7 s).
+- `cat big | tr a-z A-Z | grep -c Z` (30 MB): samples inside a wrapped
+  call end in a frame naming it, "read (on CPU)", "write (blocked)"...
+  (then the kernel's reason, when known),
+  right under the program's own frame (its caller in cat, tr, grep: not
+  libc's side of the call, not the recorder); cat has both kinds, with
+  perf events (on the signal path: blocked ones, whose stack is not
+  known). In every profile this test records, no frame is librtprof's or
+  librtprof-preload's, in samples or in `rtprof summarize`'s output.
+- The kernel's reasons (record_blocking reasons): where the sampler took
+  the kernel's stacks (the profile's meta rtprofSampling.kernelStacks),
+  `rtprof summarize` groups time off CPU by reason: "pipe full" at the
+  pipe write, "sleep" at the nanosleep, "futex" at the contended
+  pthread_mutex_lock, 150 ms or more each (300 ms), and, when the fsync
+  blocked 10 ms or more (its Blocked marker), "fsync" or "journal commit
+  (fsync)" for at least 30% of it. The same program where perf_event_open
+  is refused (tests/noperf): kernelStacks false, and summarize says no
+  dump has the kernel's stacks and why (the seccomp filter).
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gecko_testlib import check, load, markers  # noqa: E402
+from gecko_testlib import check, frames_of, load, markers  # noqa: E402
+from summarize_testlib import parse_summary  # noqa: E402
 
-RTPROF, PROG, SRC, DIR = sys.argv[1:5]
+RTPROF, PROG, SRC, DIR, NOPERF = sys.argv[1:6]
 M2G = os.path.join(os.path.dirname(RTPROF), "msgpack2gecko")
 
 
-def record(name, *cmd, stdout=subprocess.DEVNULL):
+def record(name, *cmd, stdout=subprocess.DEVNULL, status=0, wrap=()):
     out = os.path.join(DIR, name + ".json.gz")
-    r = subprocess.run([RTPROF, "record", "-o", out, "--", *cmd],
+    r = subprocess.run([*wrap, RTPROF, "record", "-o", out, "--", *cmd],
                        stdout=stdout, stderr=subprocess.PIPE, timeout=120,
                        cwd=DIR)
-    check(r.returncode == 0, f"{name}: exit {r.returncode}: "
+    check(r.returncode == status, f"{name}: exit {r.returncode}: "
           f"{r.stderr.decode()}")
-    return load(out)
+    p = load(out)
+    not_ours(name, p)
+    return p
+
+
+OWN = ("librtprof", "blk_end", "blk_begin", "backtrace_rec", "rtprof_pl_",
+       "open_timed", "rtprof__")
+
+
+def threads(p):
+    return [th for pr in [p] + p.get("processes", []) for th in pr["threads"]]
+
+
+def not_ours(name, p):
+    """No frame of the recorder in any sample of @p, nor in summarize's
+    report of its dumps (blocked time by call and stack, top functions)."""
+    for th in threads(p):
+        for stack in frames_of(th):
+            bad = [f for f in stack if any(o in f for o in OWN)]
+            check(not bad, f"{name}: {th['processName']}/{th['name']}: "
+                  f"the recorder's frames {bad} in {stack}")
+    d = os.path.join(DIR, name + ".rtprof.d")
+    dumps = [os.path.join(d, f) for f in os.listdir(d)]
+    s = subprocess.run([RTPROF, "summarize", *dumps], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True,
+                       timeout=120).stdout
+    bad = [ln for ln in s.splitlines() if any(o in ln for o in OWN)]
+    check(not bad, f"{name}: summarize shows the recorder: {bad}")
 
 
 def blocked(p, calls):
@@ -116,6 +162,7 @@ def make():
                         "make.json.gz"), "--", "make", "-s", "-j2", "-C",
                         proj], stderr=subprocess.PIPE, timeout=300)
     check(r.returncode == 0, f"make: exit {r.returncode}: {r.stderr}")
+    not_ours("make", load(os.path.join(DIR, "make.json.gz")))
     main = os.path.join(DIR, "make.rtprof.d", "main.rtprof")
     s = subprocess.run([RTPROF, "summarize", main], stdout=subprocess.PIPE,
                        text=True, timeout=120).stdout
@@ -154,6 +201,7 @@ def stdio():
               "off-CPU stacks to check", file=sys.stderr)
         return
     prof = load(out)
+    not_ours("stdio", prof)
     th = next(t for t in prof["threads"] if t["name"] == "GeckoMain")
     sch, st = th["samples"]["schema"], th["stringTable"]
     ft, sk = th["frameTable"], th["stackTable"]
@@ -167,7 +215,10 @@ def stdio():
             f = ft["data"][srow[sk["schema"]["frame"]]]
             names.append(st[f[ft["schema"]["location"]]].split(" ")[0])
             s = srow[sk["schema"]["prefix"]]
-        # Innermost first: libc's write under stdio's fputs.
+        # Innermost first: libc's write under stdio's fputs (under
+        # the kernel's reason, when there is one).
+        if names and names[0] == "kernel:":
+            names = names[1:]
         if any("fputs" in n for n in names) and "write" in names[0]:
             idle += 1
     check(idle >= 20, f"stdio: {idle} idle samples in stdio's write")
@@ -175,9 +226,107 @@ def stdio():
           "samples with the write's stack", file=sys.stderr)
 
 
+CALL_FRAME = re.compile(r"^(\w+) \((on CPU|blocked)\)$")
+
+
+def perf_sampled(dump):
+    info = subprocess.run([M2G, "--info", dump], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True).stdout
+    return "sampling: perf" in info
+
+
+def pipeline():
+    big = os.path.join(DIR, "big")
+    with open(big, "wb") as f:
+        line = b"a line of lower case text to upper case, number %d\n"
+        f.write(b"".join(line % i for i in range(600000)))
+    # grep -c Z finds none: exit 1.
+    p = record("pipe", "sh", "-c", f"cat {big} | tr a-z A-Z | grep -c Z",
+               status=1)
+    perf = perf_sampled(os.path.join(DIR, "pipe.rtprof.d", "main.rtprof"))
+    seen = {}
+    for th in threads(p):
+        prog = th["processName"]
+        for stack in frames_of(th):
+            # Under the kernel's reason, when there is one.
+            if stack and stack[-1].startswith("kernel: "):
+                stack = stack[:-1]
+            m = CALL_FRAME.match(stack[-1]) if stack else None
+            if m is None:
+                continue
+            kinds = seen.setdefault(prog, {})
+            kinds[m.group(2)] = kinds.get(m.group(2), 0) + 1
+            # The call's frame is the leaf; its caller, when known, is
+            # the program's own code (" (in cat)"; sh is dash), not
+            # libc's side of the call.
+            exe = {"sh": "dash"}.get(prog, prog)
+            check(len(stack) == 1 or stack[-2].endswith(f"(in {exe})") or
+                  (prog == "sh" and "(in libc" not in stack[-2]),
+                  f"pipeline: {prog}: the call's caller: {stack[-3:]}")
+            check(m.group(1) in ("read", "write", "wait4", "wait3",
+                                 "waitpid", "open", "openat"),
+                  f"pipeline: {prog}: unexpected call frame {stack[-1]}")
+    cat = seen.get("cat", {})
+    want = ("on CPU", "blocked") if perf else ("blocked",)
+    check(all(cat.get(k, 0) >= 3 for k in want),
+          f"pipeline: cat's samples in calls {cat} (perf: {perf})")
+    print(f"test_record_blocking: cat | tr | grep: samples in calls {seen}",
+          file=sys.stderr)
+
+
+def off_cpu_reasons(name):
+    """summarize's time off CPU by reason of @name's dumps:
+    ({reason: (ms, [places])}, the section's text)."""
+    d = os.path.join(DIR, name + ".rtprof.d")
+    s = subprocess.run([RTPROF, "summarize"] + [os.path.join(d, f) for f in
+                       os.listdir(d)], stdout=subprocess.PIPE, text=True,
+                       timeout=120).stdout
+    r = parse_summary(s)
+    return ({k: (v[1], v[2]) for k, v in r["reasons"].items()},
+            r["reasons_text"])
+
+
+def meta_kernel_stacks(p):
+    return p["meta"].get("rtprofSampling", {}).get("kernelStacks")
+
+
+def reasons():
+    p = record("reasons", PROG, "reasons", DIR)
+    got, sect = off_cpu_reasons("reasons")
+    if not meta_kernel_stacks(p):
+        print("test_record_blocking: reasons: no kernel stacks here "
+              f"({p['meta'].get('rtprofSampling')}), not checked",
+              file=sys.stderr)
+    else:
+        for reason, place in (("pipe full", "write (blocked)"),
+                              ("sleep", "nanosleep (blocked)"),
+                              ("futex", "pthread_mutex_lock (blocked)")):
+            ms, places = got.get(reason, (0, []))
+            check(ms >= 150 and any(pl.startswith(place) for pl in places),
+                  f"reasons: {reason}: {ms} ms at {places}: {sect}")
+        fs = [b for b in blocked(p, ("fsync",)) if b[1] >= 10]
+        if fs:
+            ms = sum(got.get(r, (0,))[0] for r in
+                     ("fsync", "journal commit (fsync)"))
+            check(ms >= 0.3 * fs[0][1], f"reasons: fsync blocked "
+                  f"{fs[0][1]:.0f} ms, {ms} ms named: {sect}")
+        print(f"test_record_blocking: reasons: "
+              f"{ {r: v[0] for r, v in got.items()} } (fsync blocked "
+              f"{fs[0][1] if fs else 0:.0f} ms)", file=sys.stderr)
+    # Refused: perf_event_open under a seccomp filter.
+    p = record("noperf", PROG, "reasons", DIR, wrap=(NOPERF,))
+    got, sect = off_cpu_reasons("noperf")
+    check(meta_kernel_stacks(p) is False and not got and
+          "without the kernel's stacks: perf events refused" in sect and
+          "seccomp" in sect, f"noperf: {p['meta'].get('rtprofSampling')}: "
+          f"{sect}")
+
+
 def main():
     shutil.rmtree(DIR, ignore_errors=True)
     os.makedirs(DIR)
+    reasons()
+    pipeline()
     sleeps()
     waits()
     make()

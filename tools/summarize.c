@@ -24,6 +24,9 @@
  *   - samples without a stack because the thread blocked the sampling
  *     signal (flag SIG_BLOCKED, dumps only: a profile does not say), per
  *     thread: not counted as self samples, no folded stack;
+ *   - time off CPU by the kernel's reason (tools/summarize_block.c):
+ *     off-CPU samples with the kernel's stack where the thread went off
+ *     CPU (KSTACK records; "kernel: ..." leaf frames in a profile);
  *   - with --folded, folded stacks instead ("a;b;c N" lines, outermost
  *     first, for flame-graph tools).
  * A dump is read with the codec's reader (no profile is built); a profile
@@ -48,7 +51,9 @@
 #include "dump_reader.h"
 #include "esc.h"
 #include "idmap.h"
+#include "kreason.h"
 #include "summarize.h"
+#include "summarize_block.h"
 #include "symbolize.h"
 
 #define PROG "rtprof summarize"
@@ -210,8 +215,20 @@ struct sum {
 	size_t nstr, strcap;
 	struct rtprof_idmap str_idx;    /* ref -> str[] (the first one) */
 	int blocked_type;               /* SCHEMA id of "Blocked", -1 */
-	struct { int64_t tid; char name[64]; char *last; struct pend pend; }
-	    *th;
+	char boot_id[64];               /* the dump's boot (KSTACK addresses) */
+	double interval_ms;             /* one sample's time */
+	struct {
+		int64_t tid;
+		char name[64];
+		char *last;
+		struct pend pend;
+		/* A KSTACK for its SAMPLE at kst_t; the reason (reason id)
+		 * and place of its current off-CPU spell (off: -1 none). */
+		bool kst_on;
+		uint64_t kst_t;
+		int kst_id, off;
+		char where[256];
+	} *th;
 	size_t nth, thcap;
 	size_t th_last;                 /* thread_of() cache */
 	struct rtprof_idmap th_idx;     /* tid -> th[] */
@@ -219,6 +236,7 @@ struct sum {
 	/* Across inputs: */
 	struct agg blocked, bstack, cpu, self, folded_stacks;
 	struct agg sig_blocked;         /* SAMPLEs with the signal blocked */
+	struct sblock *off;             /* off-CPU time by kernel reason */
 	uint64_t nostack_n;             /* Blocked without a backtrace */
 	double nostack_ms;
 	uint64_t samples;
@@ -293,6 +311,7 @@ thread_of(struct sum *s, int64_t tid)
 	}
 	memset(&s->th[s->nth], 0, sizeof(s->th[s->nth]));
 	s->th[s->nth].tid = tid;
+	s->th[s->nth].off = -1;
 	snprintf(s->th[s->nth].name, sizeof(s->th[s->nth].name), "thread %"
 	    PRId64, tid);
 	return s->th_last = s->nth++;
@@ -305,6 +324,13 @@ on_header(void *ctx, const struct rtprof_dump_header *h)
 
 	s->tps = h->clock.ticks_per_second;
 	s->pid = h->pid;
+	snprintf(s->boot_id, sizeof(s->boot_id), "%s",
+	    h->machine.boot_id != NULL ? h->machine.boot_id : "");
+	s->interval_ms = (double)h->settings.sample_interval_us / 1e3;
+	if (h->sampling.kernel_stacks == 0 &&
+	    strcmp(h->sampling.method, "off") != 0 &&
+	    sblock_refused(s->off, h->sampling.why) != 0)
+		return fail(s, -ENOMEM);
 	snprintf(s->process, sizeof(s->process), "%s",
 	    h->process != NULL ? h->process : "?");
 	return 0;
@@ -470,6 +496,11 @@ sample(struct sum *s, const struct rtprof_rec_view *r, size_t ti)
 		if (sb_add(&line, ";", 1) != 0 || sb_add_frame(&line,
 		    frame_name(s, r, i, i == last_native, buf, sizeof(buf))))
 			goto nomem;
+	/* The kernel's reason (a KSTACK before it): the leaf, as in a
+	 * profile. */
+	if (s->th[ti].off >= 0 && (sb_add(&line, ";", 1) != 0 ||
+	    sb_add_frame(&line, rtprof_kreason_text(s->th[ti].off)) != 0))
+		goto nomem;
 	free(s->th[ti].last);
 	s->th[ti].last = line.p;
 	return agg_add(&s->folded_stacks, line.p, 1) != 0 ?
@@ -477,6 +508,66 @@ sample(struct sum *s, const struct rtprof_rec_view *r, size_t ti)
 nomem:
 	free(line.p);
 	return fail(s, -ENOMEM);
+}
+
+/* KSTACK: the kernel's stack where the thread went off CPU, for its
+ * SAMPLE of the same time, next in the sampler's stream. */
+static int
+on_kstack(struct sum *s, const struct rtprof_rec_view *r)
+{
+	size_t ti = thread_of(s, r->tid);
+	int id;
+
+	if (s->err != 0)
+		return s->err;
+	id = rtprof_kreason_of(s->boot_id, r->frames, r->nframes);
+	if (id < 0)
+		return fail(s, -ENOMEM);
+	s->th[ti].kst_on = true;
+	s->th[ti].kst_t = r->t0;
+	s->th[ti].kst_id = id;
+	return 0;
+}
+
+/* The innermost frames of SAMPLE @r, " < " between them, into @buf. */
+static void
+where_of(struct sum *s, const struct rtprof_rec_view *r, char *buf,
+    size_t n)
+{
+	char nb[1024];
+	size_t at = 0;
+	unsigned last_native = r->nframes;
+
+	for (unsigned i = 0; i < r->nframes; i++)
+		if (!rtprof_rec_frame_is_label(r->label_mask, i))
+			last_native = i;
+	snprintf(buf, n, "(no stack)");
+	for (unsigned i = r->nframes, k = 0; i-- > 0 && k < 4 && at < n;
+	    k++)
+		at += (size_t)snprintf(buf + at, n - at, "%s%s", k ? " < " : "",
+		    frame_name(s, r, i, i == last_native, nb, sizeof(nb)));
+}
+
+/* An off-CPU sample of a spell whose kernel stack is known: a SAMPLE
+ * right after its KSTACK starts the spell, its SAMEs go on with it. */
+static int
+off_cpu(struct sum *s, const struct rtprof_rec_view *r, size_t ti)
+{
+	bool asleep = (r->flags & RTPROF_SAMPLE_ASLEEP) != 0;
+
+	if (r->kind == RTPROF_REC_SAMPLE) {
+		s->th[ti].off = -1;
+		if (s->th[ti].kst_on && s->th[ti].kst_t == r->t0 && asleep) {
+			s->th[ti].off = s->th[ti].kst_id;
+			where_of(s, r, s->th[ti].where,
+			    sizeof(s->th[ti].where));
+		}
+		s->th[ti].kst_on = false;
+	}
+	if (s->th[ti].off < 0 || !asleep)
+		return 0;
+	return sblock_add(s->off, rtprof_kreason_short(s->th[ti].off),
+	    s->th[ti].where, s->interval_ms) != 0 ? fail(s, -ENOMEM) : 0;
 }
 
 /* A SAMPLE of a thread that blocked the sampling signal: no stack (its
@@ -563,10 +654,12 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
 			snprintf(p->call, sizeof(p->call), "%s", call);
 		}
 		return 0;
+	case RTPROF_REC_KSTACK:
+		return on_kstack(s, r);
 	case RTPROF_REC_SAMPLE:
 	case RTPROF_REC_SAME:
 		ti = thread_of(s, r->tid);
-		if (s->err != 0)
+		if (s->err != 0 || off_cpu(s, r, ti) != 0)
 			return s->err;
 		s->samples++;
 		{
@@ -1412,6 +1505,29 @@ proc_label(char *buf, size_t n, const char *pname, double pid)
 	return buf;
 }
 
+/* A profile's sample whose leaf is the kernel's reason (@fr: its frames,
+ * innermost first): off-CPU time by that reason, with the frames above. */
+static int
+prof_off_cpu(struct sum *s, const struct pthread *t, const int64_t *fr,
+    size_t n, const char *leaf, size_t len, double ms)
+{
+	char reason[160], where[256];
+	size_t at = 0;
+
+	if (!sblock_reason_of(leaf, len, reason, sizeof(reason)))
+		return 0;
+	snprintf(where, sizeof(where), "(no stack)");
+	for (size_t k = 1; k < n && k < 5 && at < sizeof(where); k++) {
+		size_t fl;
+		const char *loc = ploc(t, fr[k], &fl);
+
+		at += (size_t)snprintf(where + at, sizeof(where) - at,
+		    "%s%.*s", k > 1 ? " < " : "", (int)fl, loc);
+	}
+	return sblock_add(s->off, reason, where, ms) != 0 ?
+	    fail(s, -ENOMEM) : 0;
+}
+
 /* One thread object (its DOM in pc->d) of a process whose meta is @pm. */
 static int
 prof_thread(struct sum *s, struct pctx *pc, const struct pmeta *pm)
@@ -1523,6 +1639,9 @@ prof_thread(struct sum *s, struct pctx *pc, const struct pmeta *pm)
 		}
 		/* (no stack) as its only frame: no frame at all. */
 		empty = n == 0 || (n == 1 && strcmp(leaf, "(no stack)") == 0);
+		if (n != 0 && prof_off_cpu(s, &t, fr, n, leaf, len,
+		    interval) != 0)
+			return s->err;
 		/* On CPU: what the dump has as a SAMPLE, not a SAME. */
 		on_cpu = i == 0 || ((pc->idle_cat < 0 ||
 		    cat != pc->idle_cat) && (pc->cpu_ns_per_unit <= 0 ||
@@ -1840,6 +1959,11 @@ cmd_summarize(int argc, char **argv)
 
 	memset(&s, 0, sizeof(s));
 	s.blocked_type = -1;
+	s.off = sblock_new();
+	if (s.off == NULL) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 2;
+	}
 	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
 		if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
 			const char *a = argv[++i];
@@ -1914,6 +2038,7 @@ cmd_summarize(int argc, char **argv)
 	free(v);
 	if (s.blocked.n != 0)
 		print_by_stack(&s, top);
+	sblock_print(s.off, stdout, top);
 	print_cpu(&s, top);
 	v = agg_sorted(&s.sig_blocked);
 	if (s.sig_blocked.n != 0)
@@ -1938,6 +2063,7 @@ cmd_summarize(int argc, char **argv)
 	}
 	free(v);
 out:
+	sblock_free(s.off);
 	agg_free(&s.blocked);
 	agg_free(&s.bstack);
 	agg_free(&s.cpu);
