@@ -227,7 +227,8 @@ struct sum {
 		bool kst_on;
 		uint64_t kst_t;
 		int kst_id, off;
-		char where[256];
+		char *where;    /* allocated at its first kernel stack only:
+				 * 300,000 threads stay within 256 MiB */
 	} *th;
 	size_t nth, thcap;
 	size_t th_last;                 /* thread_of() cache */
@@ -548,6 +549,8 @@ where_of(struct sum *s, const struct rtprof_rec_view *r, char *buf,
 		    frame_name(s, r, i, i == last_native, nb, sizeof(nb)));
 }
 
+#define WHERE_MAX 256    /* a place that waited: its innermost frames */
+
 /* An off-CPU sample of a spell whose kernel stack is known: a SAMPLE
  * right after its KSTACK starts the spell, its SAMEs go on with it. */
 static int
@@ -558,9 +561,11 @@ off_cpu(struct sum *s, const struct rtprof_rec_view *r, size_t ti)
 	if (r->kind == RTPROF_REC_SAMPLE) {
 		s->th[ti].off = -1;
 		if (s->th[ti].kst_on && s->th[ti].kst_t == r->t0 && asleep) {
+			if (s->th[ti].where == NULL &&
+			    (s->th[ti].where = malloc(WHERE_MAX)) == NULL)
+				return fail(s, -ENOMEM);
 			s->th[ti].off = s->th[ti].kst_id;
-			where_of(s, r, s->th[ti].where,
-			    sizeof(s->th[ti].where));
+			where_of(s, r, s->th[ti].where, WHERE_MAX);
 		}
 		s->th[ti].kst_on = false;
 	}
@@ -697,8 +702,10 @@ reset_dump(struct sum *s)
 		free(s->str[i].text);
 	s->nstr = 0;
 	rtprof_idmap_clear(&s->str_idx);
-	for (size_t i = 0; i < s->nth; i++)
+	for (size_t i = 0; i < s->nth; i++) {
 		free(s->th[i].last);
+		free(s->th[i].where);
+	}
 	s->nth = 0;
 	rtprof_idmap_clear(&s->th_idx);
 	s->blocked_type = -1;
