@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "gecko.h"
+#include "gzout.h"
 
 /*
  * The conversion options both programs accept (--from, --to, --thread,
@@ -37,12 +38,14 @@ struct tool_convert_opts {
 };
 
 /*
- * A sink that writes to a descriptor, through gzip when @gz is set
- * (gzdopen); tool_out_write() is its rtprof_gecko_write_cb.
+ * A sink that writes to a descriptor, through gzip when @zo (gzout.h:
+ * compressed on a second thread) or @gz (gzdopen) is set;
+ * tool_out_write() is its rtprof_gecko_write_cb.
  */
 struct tool_out {
 	int fd;
 	gzFile gz;
+	struct gzout *zo;
 };
 
 /* Context: main thread. Return: 0 or a negative errno. */
