@@ -111,23 +111,25 @@ struct gmark {
  * UINT64_MAX after the session's start.
  */
 struct gsample {
-	uint64_t key;
-	uint64_t t;
-	uint32_t seq;
+	uint64_t key;                   /* time_key(t): the time too */
 	bool idle;
 };
+
+/* Bytes of a spilled record (no padding; the spill keeps records in
+ * arrival order among equal keys). */
+#define GSAMPLE_REC (offsetof(struct gsample, idle) + sizeof(bool))
 
 /*
  * A sampler sample (SAMPLE or SAME record) of a thread: kept compact, the
  * stack is a node of the thread's raw stack tree.
  */
 struct gsmp {
-	uint64_t key;                   /* time_key(t) */
-	uint64_t t;
+	uint64_t key;                   /* time_key(t): the time too */
 	uint64_t cpu_ns;
 	uint32_t stack;                 /* index into gthread.rs, or GSMP_CB_* */
-	uint32_t seq;                   /* arrival order, for a stable sort */
 };
+
+#define GSMP_REC (offsetof(struct gsmp, stack) + sizeof(uint32_t))
 
 /*
  * The start and the end of an "Audio callback" interval of the thread,
@@ -261,10 +263,8 @@ struct gschema {
 };
 
 struct gcval {
-	uint64_t key;                   /* time_key(t) */
-	uint64_t t;
+	uint64_t key;                   /* time_key(t): the time too */
 	int64_t v;
-	uint32_t seq;
 };
 
 struct gcounter {
@@ -492,6 +492,13 @@ time_key(const struct gsess *g, uint64_t t)
 	return (t - g->start_ticks) ^ (1ull << 63);
 }
 
+/* The inverse of time_key(): the tick count of @key. */
+static inline uint64_t
+key_ticks(const struct gsess *g, uint64_t key)
+{
+	return (key ^ (1ull << 63)) + g->start_ticks;
+}
+
 static inline void
 note_time(struct gsess *g, uint64_t t)
 {
@@ -511,6 +518,7 @@ note_time(struct gsess *g, uint64_t t)
 /* Per-thread output state: tables built while the thread is written. */
 struct tout {
 	struct strtab str;
+	struct pmap names;              /* a marker's name -> str (tout_name) */
 	int64_t frame_awake, frame_idle;        /* frameTable rows or -1 */
 	int64_t stack_awake, stack_idle;
 	int64_t nframes, nstacks;

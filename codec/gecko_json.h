@@ -43,8 +43,20 @@ struct json {
 /* Hand the buffered bytes to j->write. */
 void json_flush(struct json *j);
 
+/* json_raw()'s way when the bytes do not fit in the buffer. */
+void json_raw_slow(struct json *j, const char *p, size_t n);
+
 /* Bytes @p[0..@n) as they are (already JSON). */
-void json_raw(struct json *j, const char *p, size_t n);
+static inline void
+json_raw(struct json *j, const char *p, size_t n)
+{
+	if (n <= JSON_BUF - j->len) {
+		memcpy(j->buf + j->len, p, n);
+		j->len += n;
+		return;
+	}
+	json_raw_slow(j, p, n);
+}
 
 static inline void
 json_ch(struct json *j, char c)
@@ -103,16 +115,30 @@ void json_str(struct json *j, const char *s);
 void json_key(struct json *j, const char *k);
 void json_null(struct json *j);
 void json_bool(struct json *j, bool v);
-void json_u64(struct json *j, uint64_t v);
 void json_i64(struct json *j, int64_t v);
 /* A double; NaN and infinities are null. */
 void json_f64(struct json *j, double v);
-/* An element already formatted as JSON (@p, @n bytes). */
-void json_elem(struct json *j, const char *p, size_t n);
 
 /* Digits of @v, most significant first, into @out (20 bytes); returns
  * the count. */
 size_t json_fmt_u64(char *out, uint64_t v);
+
+static inline void
+json_u64(struct json *j, uint64_t v)
+{
+	char b[20];
+
+	json_sep(j);
+	json_raw(j, b, json_fmt_u64(b, v));
+}
+
+/* An element already formatted as JSON (@p, @n bytes). */
+static inline void
+json_elem(struct json *j, const char *p, size_t n)
+{
+	json_sep(j);
+	json_raw(j, p, n);
+}
 
 /*
  * @v with at most 6 decimals (ns in ms), trailing zeros cut, into @b (at

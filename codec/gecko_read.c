@@ -476,11 +476,9 @@ sample_add(struct gsess *g, struct gthread *th, uint64_t t, bool idle)
 
 	memset(&s, 0, sizeof(s));
 	s.key = time_key(g, t);
-	s.t = t;
-	s.seq = g->seq++;
 	s.idle = idle;
 	th->ns++;
-	return spill_put(g, &th->ps, sizeof(s), &s, sizeof(s));
+	return spill_put(g, &th->ps, GSAMPLE_REC, &s, GSAMPLE_REC);
 }
 
 /* OVERHEAD: a marker on the sampler thread, and the session's totals. */

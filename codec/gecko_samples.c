@@ -94,9 +94,9 @@ ph_record(void *ctx, const void *rec, size_t n)
 	struct gsample s;
 
 	(void)n;
-	memcpy(&s, rec, sizeof(s));
+	memcpy(&s, rec, GSAMPLE_REC);
 	if (s.idle != c->idle)          /* a change of state */
-		ph_step(c, gecko_ms(c->g, s.t), s.idle);
+		ph_step(c, gecko_ms(c->g, key_ticks(c->g, s.key)), s.idle);
 	return 0;
 }
 
@@ -256,7 +256,7 @@ smp_record(void *ctx, const void *rec, size_t n)
 	double t;
 
 	(void)n;
-	memcpy(&s, rec, sizeof(s));
+	memcpy(&s, rec, GSMP_REC);
 	if (cb_depth_step(&c->depth, &s))
 		return 0;
 	if (c->depth != 0 && s.stack < c->th->nrs &&
@@ -270,7 +270,7 @@ smp_record(void *ctx, const void *rec, size_t n)
 		c->first = s;
 		c->have_first = true;
 	}
-	t = gecko_ms(c->g, s.t);
+	t = gecko_ms(c->g, key_ticks(c->g, s.key));
 	if (t < c->g->win_a) {
 		c->before = s;
 		c->have_before = true;

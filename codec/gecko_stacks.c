@@ -88,16 +88,14 @@ smp_add(struct gsess *g, struct gthread *th, uint64_t t, uint64_t cpu_ns,
 		return g->err;
 	memset(&s, 0, sizeof(s));
 	s.key = time_key(g, t);
-	s.t = t;
 	s.cpu_ns = cpu_ns;
 	s.stack = (uint32_t)node;
-	s.seq = g->seq++;
 	if (!th->has_first || t < th->first_ticks) {
 		th->first_ticks = t;
 		th->has_first = true;
 	}
 	th->nsmp++;
-	return spill_put(g, &th->smps, sizeof(s), &s, sizeof(s));
+	return spill_put(g, &th->smps, GSMP_REC, &s, GSMP_REC);
 }
 
 /* The key of a recorded stack: [n | idle << 32, mask words, frames]. */
@@ -223,10 +221,12 @@ stacks_sample(struct gsess *g, const struct rtprof_rec_view *r)
 	if (n != 0) {
 		unsigned labels = 0;
 
-		for (unsigned w = 0; w < RTPROF_REC_MASK_WORDS; w++)
+		/* Once a native frame was seen there is nothing to count. */
+		for (unsigned w = 0; !g->has_native &&
+		    w < RTPROF_REC_MASK_WORDS; w++)
 			labels += (unsigned)__builtin_popcountll(
 			    r->label_mask[w]);
-		if (labels < n)
+		if (!g->has_native && labels < n)
 			g->has_native = true;
 		words = scache_key(r, n, idle, epoch, key);
 		h = scache_hash(key, words);
@@ -360,7 +360,7 @@ twin_record(void *ctx, const void *rec, size_t n)
 	struct gsmp s;
 
 	(void)n;
-	memcpy(&s, rec, sizeof(s));
+	memcpy(&s, rec, GSMP_REC);
 	if (cb_depth_step(&c->depth, &s) || c->depth == 0 ||
 	    s.stack >= c->th->nrs || !(c->th->rs[s.stack].kind & RAW_IDLE))
 		return 0;

@@ -122,18 +122,15 @@ write_marker_stack(struct gsess *g, struct json *j, int64_t stack,
 	json_obj_end(j);
 }
 
-static void
-write_marker(struct gsess *g, struct json *j, struct tout *to,
-    const struct gmark *m, int64_t stack, int64_t tid)
+/* The stringTable index of @m's name (@sc: its schema, typed markers). */
+static int64_t
+marker_name(struct gsess *g, struct tout *to, const struct gmark *m,
+    const struct gschema *sc)
 {
-	const struct gschema *sc = NULL;
 	char buf[64];
 	const char *name;
 	size_t n;
 
-	if (m->kind == RTPROF_REC_TYPED)
-		sc = schema_of(g, m->type);
-	json_arr(j);
 	if (m->kind == GMARK_DROPPED) {
 		name = "Dropped events";
 		n = strlen(name);
@@ -150,7 +147,38 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 	} else {
 		name = string_text(g, m->name, buf, sizeof(buf), &n);
 	}
-	json_i64(j, tout_intern(g, to, name, n));
+	return tout_intern(g, to, name, n);
+}
+
+/*
+ * marker_name(), looked up by (name reference or type, kind) once per
+ * thread: a thread has millions of markers and few names.
+ */
+static int64_t
+marker_name_idx(struct gsess *g, struct tout *to, const struct gmark *m,
+    const struct gschema *sc)
+{
+	uint64_t a = m->kind == RTPROF_REC_TYPED ? m->type : m->name;
+	int64_t i = pmap_get(&to->names, a, m->kind);
+
+	if (i >= 0)
+		return i;
+	i = marker_name(g, to, m, sc);
+	if (g->err == 0 && pmap_put(&to->names, a, m->kind, (size_t)i) != 0)
+		gecko_fail(g, -ENOMEM);
+	return i;
+}
+
+static void
+write_marker(struct gsess *g, struct json *j, struct tout *to,
+    const struct gmark *m, int64_t stack, int64_t tid)
+{
+	const struct gschema *sc = NULL;
+
+	if (m->kind == RTPROF_REC_TYPED)
+		sc = schema_of(g, m->type);
+	json_arr(j);
+	json_i64(j, marker_name_idx(g, to, m, sc));
 	switch (m->phase) {
 	case 0:
 	case 2:
@@ -481,6 +509,7 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 	json_arr_end(j);
 	json_obj_end(j);
 	strtab_free(&to.str);
+	pmap_free(&to.names);
 }
 
 /* Is the (non-main) thread @th written, given the filter and window? */
