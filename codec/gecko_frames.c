@@ -94,6 +94,26 @@ demangle(const char *name)
 	return d;
 }
 
+/* "0x" and @v in lower-case hex, no leading zeros, into @b (19 bytes);
+ * returns the length (what "0x%" PRIx64 prints, without its cost). */
+static size_t
+hex_addr(char *b, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	char tmp[16], *p = tmp + sizeof(tmp);
+	size_t n;
+
+	do {
+		*--p = hex[v & 15];
+		v >>= 4;
+	} while (v != 0);
+	n = (size_t)(tmp + sizeof(tmp) - p);
+	b[0] = '0';
+	b[1] = 'x';
+	memcpy(b + 2, p, n);
+	return n + 2;
+}
+
 /*
  * The location of native frame @addr, sampled at @t: "name (in lib)"
  * (*@line from debug info, else 0) when symbolized (in the module mapped
@@ -146,8 +166,7 @@ native_location(struct gsess *g, struct tout *to, uint64_t addr, bool ret,
 		*line = r.line > 0 ? r.line : 0;
 		return loc;
 	}
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
-	return tout_intern(g, to, buf, strlen(buf));
+	return tout_intern(g, to, buf, hex_addr(buf, addr));
 }
 
 /*

@@ -405,6 +405,10 @@ struct gsess {
 	struct rtprof_symbolizer *sym;
 	bool sym_tried;
 	uint64_t sym_addrs, sym_resolved;
+
+	/* gecko_ms()'s ns per tick, fixed once the dump is read. */
+	bool nspt_ready;
+	double nspt;
 };
 
 /* One dump: its sessions, the decoder's statistics and damage reports. */
@@ -463,10 +467,10 @@ clock_rate_ok(double ticks_per_second)
 	    ticks_per_second <= CLOCK_RATE_MAX;
 }
 
+/* gecko_ms()'s ns per tick (see there). */
 static inline double
-gecko_ms(const struct gsess *g, uint64_t ticks)
+gecko_ns_per_tick(const struct gsess *g)
 {
-	double dt = (double)(int64_t)(ticks - g->start_ticks);
 	double ns_per_tick = 1e9 / g->ticks_per_second;
 
 	if (g->have_trailer && g->stop_ticks > g->start_ticks &&
@@ -478,7 +482,15 @@ gecko_ms(const struct gsess *g, uint64_t ticks)
 		if (clock_rate_ok(1e9 / measured))
 			ns_per_tick = measured;
 	}
-	return dt * ns_per_tick / 1e6;
+	return ns_per_tick;
+}
+
+static inline double
+gecko_ms(const struct gsess *g, uint64_t ticks)
+{
+	double dt = (double)(int64_t)(ticks - g->start_ticks);
+
+	return dt * (g->nspt_ready ? g->nspt : gecko_ns_per_tick(g)) / 1e6;
 }
 
 /*

@@ -714,6 +714,11 @@ rtprof_gecko_read_fd(struct rtprof_gecko *g, int fd,
 	g->cur = NULL;
 	for (size_t i = 0; i < g->nsess; i++)
 		markers_close(g->sess[i]);
+	/* Every session's clock is known now: its rate computed once. */
+	for (size_t i = 0; i < g->nsess; i++) {
+		g->sess[i]->nspt = gecko_ns_per_tick(g->sess[i]);
+		g->sess[i]->nspt_ready = true;
+	}
 	for (size_t i = 0; i < g->nsess && g->err == 0; i++)
 		g->err = g->sess[i]->err;
 	/*
