@@ -254,22 +254,22 @@ write_memory_counter(struct gsess *g, struct json *j,
 	char buf[64];
 
 	json_obj(j);
-	json_key(j, "name");
+	json_key_lit(j, "name");
 	json_str(j, counter_name(c, buf, sizeof(buf)));
-	json_key(j, "category");
+	json_key_lit(j, "category");
 	json_str(j, "Memory");
-	json_key(j, "description");
+	json_key_lit(j, "description");
 	json_str(j, counter_description(c));
-	json_key(j, "samples");
+	json_key_lit(j, "samples");
 	json_obj(j);
-	json_key(j, "schema");
+	json_key_lit(j, "schema");
 	json_obj(j);
-	json_key(j, "time");
+	json_key_lit(j, "time");
 	json_u64(j, 0);
-	json_key(j, "count");
+	json_key_lit(j, "count");
 	json_u64(j, 1);
 	json_obj_end(j);
-	json_key(j, "data");
+	json_key_lit(j, "data");
 	json_arr(j);
 	spill_get(g, c->vs, cval_memory, &cx);
 	/* The last level lasts to the end (no change: a row of 0). */
@@ -284,7 +284,7 @@ write_memory_counter(struct gsess *g, struct json *j,
 void
 write_counters(struct gsess *g, struct json *j)
 {
-	json_key(j, "counters");
+	json_key_lit(j, "counters");
 	json_arr(j);
 	for (size_t i = 0; i < g->nctr; i++) {
 		struct gecko_counter_view v;
@@ -307,44 +307,44 @@ write_counter_schema(struct gsess *g, struct json *j,
 
 	gecko_counter_schema_name(cname, name, sizeof(name));
 	json_obj(j);
-	json_key(j, "name");
+	json_key_lit(j, "name");
 	json_str(j, name);
-	json_key(j, "display");         /* the graph only */
+	json_key_lit(j, "display");         /* the graph only */
 	json_arr(j);
 	json_arr_end(j);
-	json_key(j, "tooltipLabel");
+	json_key_lit(j, "tooltipLabel");
 	json_str(j, "{marker.name}: {marker.data.value}");
-	json_key(j, "tableLabel");
+	json_key_lit(j, "tableLabel");
 	json_str(j, "{marker.data.value}");
-	json_key(j, "chartLabel");
+	json_key_lit(j, "chartLabel");
 	json_str(j, "{marker.data.value}");
-	json_key(j, "description");
+	json_key_lit(j, "description");
 	json_str(j, counter_description(c));
-	json_key(j, "data");
+	json_key_lit(j, "data");
 	json_arr(j);
 	json_obj(j);
-	json_key(j, "key");
+	json_key_lit(j, "key");
 	json_str(j, "value");
-	json_key(j, "label");
+	json_key_lit(j, "label");
 	json_str(j, v->show == GECKO_SHOW_COUNT ? "Count" : "Value");
-	json_key(j, "format");
+	json_key_lit(j, "format");
 	json_str(j, v->format);
 	json_obj_end(j);
 	json_obj(j);
-	json_key(j, "label");
+	json_key_lit(j, "label");
 	json_str(j, "Description");
-	json_key(j, "value");
+	json_key_lit(j, "value");
 	json_str(j, counter_description(c));
 	json_obj_end(j);
 	json_arr_end(j);
-	json_key(j, "graphs");
+	json_key_lit(j, "graphs");
 	json_arr(j);
 	json_obj(j);
-	json_key(j, "key");
+	json_key_lit(j, "key");
 	json_str(j, "value");
-	json_key(j, "type");
+	json_key_lit(j, "type");
 	json_str(j, v->graph);
-	json_key(j, "color");
+	json_key_lit(j, "color");
 	json_str(j, v->show == GECKO_SHOW_COUNT ? "red" : "blue");
 	json_obj_end(j);
 	json_arr_end(j);
@@ -403,9 +403,9 @@ write_counter_marker(struct cval_ctx *c, const struct gcval *v, double t0,
 	json_u64(j, 1);
 	json_u64(j, c->cat);
 	json_obj(j);
-	json_key(j, "type");
+	json_key_lit(j, "type");
 	json_str(j, c->schema);
-	json_key(j, "value");
+	json_key_lit(j, "value");
 	if (c->view.scale == 1.0)
 		json_i64(j, v->v);
 	else

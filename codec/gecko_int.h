@@ -379,7 +379,9 @@ struct gsess {
 	size_t nimg, imgcap;
 	struct gthread *th;
 	size_t nth, thcap;
-	size_t th_last;                 /* lookup cache */
+	/* Lookup cache: the last two threads looked up (a sampler's
+	 * records alternate between it and the sampled thread). */
+	size_t th_last, th_prev;
 	struct rtprof_idmap th_idx;            /* tid -> th[] */
 	struct gschema *schema;         /* as declared (schema_of()) */
 	size_t nschema, schemacap;

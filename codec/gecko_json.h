@@ -113,6 +113,20 @@ void json_strn(struct json *j, const char *s, size_t n);
 void json_str(struct json *j, const char *s);
 /* An object key (a C string); the next value is its value. */
 void json_key(struct json *j, const char *k);
+
+/* A key given already quoted with its colon (@quoted[0..@n)). */
+static inline void
+json_key_raw(struct json *j, const char *quoted, size_t n)
+{
+	json_sep(j);
+	json_raw(j, quoted, n);
+	j->after_key = true;
+}
+
+/* json_key() of a string literal of plain characters (no quote,
+ * backslash, control or non-ASCII byte), without looking at it. */
+#define json_key_lit(j, k)                                                     \
+	json_key_raw((j), "\"" k "\":", sizeof("\"" k "\":") - 1)
 void json_null(struct json *j);
 void json_bool(struct json *j, bool v);
 void json_i64(struct json *j, int64_t v);
