@@ -8,8 +8,9 @@
  * 2 failure), through the calls below. Messages start with the program's
  * name (@prog), e.g. "msgpack2gecko: x.rtprof: offset 12: damaged: ...".
  *
- * Everything here runs on the program's main thread, which is the only
- * thread the tools have.
+ * Everything here runs on the program's main thread; the only other
+ * thread of the tools is gzout's (gzout.h), which compresses what
+ * tool_out_write() hands it and touches nothing else.
  */
 #ifndef RTPROF_TOOLS_CONVERT_H
 #define RTPROF_TOOLS_CONVERT_H
