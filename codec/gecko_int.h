@@ -29,6 +29,7 @@
  * Pipeline, one file a stage (each says its place at its top):
  *   reading (rtprof_gecko_read_fd), one dump at a time:
  *     dump_reader.c     frames and records, checked -> callbacks
+ *                       (dump_int.h: dump_records.c, dump_frames.c)
  *     gecko_read.c      the callbacks: one struct gsess per session
  *     gecko_markers.c   marker records -> paired markers, spilled
  *     gecko_stacks.c    SAMPLE/SAME/BACKTRACE -> raw stack trees, samples
