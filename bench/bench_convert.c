@@ -30,6 +30,9 @@
  *   convert   msgpack2gecko FILE -o /dev/null -q as a child.
  *   conv-gz   msgpack2gecko FILE -o TMP.json.gz -q as a child: the form
  *             users open, compressed on a second thread (tools/gzout.h).
+ *   pprof     msgpack2gecko --format pprof FILE -o /dev/null -q (the
+ *             pprof export, gzipped: its output is small, the samples
+ *             of a stack and thread are one), timed alike.
  *
  * Every step is timed in CPU time (getrusage: user + system, of this
  * process for in-process steps, of the child from wait4() for the
@@ -508,8 +511,9 @@ main(int argc, char **argv)
 	struct series fl = { .name = "reader" }, mp = { .name = "msgpack" };
 	struct series mz = { .name = "mp-zone" }, js = { .name = "json" };
 	struct series cv = { .name = "convert" }, gz = { .name = "conv-gz" };
-	long rss_max = 0, rss;
-	double mb, floor_med, mp_med, mz_med, js_med, conv_med, gz_med;
+	struct series pp = { .name = "pprof" };
+	long rss_max = 0, rss, pp_rss_max = 0;
+	double mb, floor_med, mp_med, mz_med, js_med, conv_med, gz_med, pp_med;
 	double lo, hi, gz_wall;
 	struct times t;
 	struct stat sb;
@@ -603,6 +607,8 @@ main(int argc, char **argv)
 		    "-q", NULL };
 		char *gargv[] = { (char *)conv, (char *)dump, "-o", gzpath,
 		    "-q", NULL };
+		char *pargv[] = { (char *)conv, "--format", "pprof",
+		    (char *)dump, "-o", "/dev/null", "-q", NULL };
 
 		rc = floor_run(dump, &t, &records, &damage);
 		if (rc != 0 || damage != 0) {
@@ -639,6 +645,13 @@ main(int argc, char **argv)
 		}
 		series_add(&gz, mb, &t);
 		rss_max = rss > rss_max ? rss : rss_max;
+		if ((rc = run_child(pargv, &t, &rss)) != 0) {
+			fprintf(stderr, PROG ": %s --format pprof exited with "
+			    "%d\n", conv, rc);
+			failed = 1;
+		}
+		series_add(&pp, mb, &t);
+		pp_rss_max = rss > pp_rss_max ? rss : pp_rss_max;
 	}
 	if (stat(gzpath, &sb) != 0)
 		sb.st_size = 0;
@@ -651,6 +664,7 @@ main(int argc, char **argv)
 	report(&js, &js_med);
 	report(&cv, &conv_med);
 	report(&gz, &gz_med);
+	report(&pp, &pp_med);
 	gz_wall = stats(gz.wall_s, gz.n, &lo, &hi);
 	printf("  (json: MB of JSON written, %.1f MB a run; conv-gz: "
 	    "%.1f MB of .json.gz)\n", (double)jbytes / 1e6,
@@ -663,9 +677,10 @@ main(int argc, char **argv)
 	    floor_med / mz_med, mz_med / mp_med);
 	printf("  conv-gz  wall %.2f s median (%.2f-%.2f) for %.1f MB\n",
 	    gz_wall, lo, hi, mb);
+	printf("  ratio    pprof / convert = %.2f\n", pp_med / conv_med);
 	printf("  peak RSS msgpack2gecko %.1f MiB (largest of %d runs; target "
-	    "<= 256 MiB for a 1 GiB dump)\n", (double)rss_max / 1024,
-	    2 * cv.n);
+	    "<= 256 MiB for a 1 GiB dump), --format pprof %.1f MiB\n",
+	    (double)rss_max / 1024, 2 * cv.n, (double)pp_rss_max / 1024);
 	print_load("after");
 	if (dump == path) {
 		if (keep)

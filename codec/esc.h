@@ -12,7 +12,8 @@
  * passes.
  *
  * Also: the difference of two 64-bit clock readings from a dump, which
- * may lie anywhere in int64_t, without signed overflow.
+ * may lie anywhere in int64_t, without signed overflow; the length of a
+ * valid UTF-8 character.
  *
  * Bytes in, bytes out: no allocation, no global state; any thread.
  */
@@ -43,6 +44,15 @@ int rtprof_esc_puts(FILE *f, const char *s);
  * Return: @dst, for use as a printf argument.
  */
 char *rtprof_esc(char *dst, size_t cap, const char *s);
+
+/*
+ * rtprof_utf8_seq - the length of the UTF-8 sequence at @p (@n bytes
+ * there, n > 0): 1 for ASCII, 2-4 for a valid multibyte character, 0 for
+ * an invalid one (a stray or bad continuation byte, an overlong form, a
+ * surrogate, past U+10FFFF, cut by the end), which a profile writes as
+ * U+FFFD.
+ */
+size_t rtprof_utf8_seq(const unsigned char *p, size_t n);
 
 /* @a - @b in ns as a double: exact when it fits in int64_t, never a
  * signed overflow when it does not. */

@@ -70,30 +70,6 @@ sym_get(struct gsess *g)
 	return g->sym;
 }
 
-/*
- * C++ names read as people write them: libstdc++'s demangler (the C ABI
- * entry point; the converter links libstdc++, which every C++ program on
- * the machine has too). Return: a malloc'ed name, or NULL to keep @name.
- */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
-    int *status);
-
-static char *
-demangle(const char *name)
-{
-	int status = 0;
-	char *d;
-
-	if (name[0] != '_' || name[1] != 'Z')
-		return NULL;
-	d = __cxa_demangle(name, NULL, NULL, &status);
-	if (status != 0) {
-		free(d);
-		return NULL;
-	}
-	return d;
-}
-
 /* "0x" and @v in lower-case hex, no leading zeros, into @b (19 bytes);
  * returns the length (what "0x%" PRIx64 prints, without its cost). */
 static size_t
@@ -137,7 +113,7 @@ native_location(struct gsess *g, struct tout *to, uint64_t addr, bool ret,
 	    RTPROF_SYM_OK && r.name != NULL && r.module >= 0 &&
 	    (size_t)r.module < g->nmod) {
 		const char *lib = gecko_basename(g->mod[r.module].path);
-		char *dm = demangle(r.name);
+		char *dm = rtprof_demangle(r.name);
 		const char *name = dm != NULL ? dm : r.name;
 		size_t nn = strlen(name), nl = strlen(lib);
 		char *s = malloc(nn + nl + 7);

@@ -1415,3 +1415,23 @@ rtprof_symbolizer_stats(const struct rtprof_symbolizer *s,
 {
 	*st = s->stats;
 }
+
+/* libstdc++'s demangler (its C ABI entry point). */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
+    int *status);
+
+char *
+rtprof_demangle(const char *name)
+{
+	int status = 0;
+	char *d;
+
+	if (name[0] != '_' || name[1] != 'Z')
+		return NULL;
+	d = __cxa_demangle(name, NULL, NULL, &status);
+	if (status != 0) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}

@@ -148,6 +148,14 @@ int rtprof_symbolize_at(struct rtprof_symbolizer *s, uint64_t addr,
 int rtprof_symbolize(struct rtprof_symbolizer *s, uint64_t addr,
     struct rtprof_sym *out);
 
+/*
+ * rtprof_demangle - a C++ symbol name (_Z...) as people write it
+ * (libstdc++'s demangler, which codec/ links).
+ * Return: a malloc'ed name, or NULL: @name is not mangled, or not
+ * demangled (keep @name).
+ */
+char *rtprof_demangle(const char *name);
+
 size_t rtprof_symbolizer_nmodules(const struct rtprof_symbolizer *s);
 /* Status of module i; *path gets the path as recorded, *detail (may be
  * NULL) a one-line explanation for the profile's gathering log, e.g.

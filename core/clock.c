@@ -128,6 +128,7 @@ rtprof__clock_pair(uint64_t *ticks, uint64_t *mono, uint64_t *wall)
 	 * tightest of a few tries, so the pair is within ~50 ns. */
 	uint64_t best = UINT64_MAX;
 
+	*ticks = *mono = 0;     /* the first try always replaces them */
 	for (int i = 0; i < 5; i++) {
 		uint64_t m0 = rtprof__clock_ns(CLOCK_MONOTONIC);
 		uint64_t t = read_ticks();

@@ -267,6 +267,16 @@ RTPROF_API void rtprof__follow_cancel(void);
 /* Context: any thread. 1 when the caller is a vfork child of the process
  * that owns the sessions (it shares their memory: it must not stop them). */
 RTPROF_API int rtprof__in_vfork_child(void);
+/* state.c: rtprof's own threads (writer, sampler, fork follower) are
+ * created through rtprof__own_thread_create(), and librtprof-preload's
+ * pthread_create asks rtprof__creating_own_thread() (a flag of the
+ * creating thread) before it registers a new thread as the program's.
+ * The flag does not depend on which function pthread_create is handed:
+ * an interposer before rtprof's (ASan's runtime, a user's LD_PRELOAD)
+ * hands it a start function of its own. Context: any thread. */
+int rtprof__own_thread_create(pthread_t *t, const pthread_attr_t *attr,
+    void *(*fn)(void *), void *arg);
+RTPROF_API int rtprof__creating_own_thread(void);
 /* writer.c. Context: the control thread starting a launcher session, lock
  * held: the writer (new, or next round) moves @fd into a file table of its
  * own. */

@@ -66,22 +66,6 @@ start(void *p)
 	return s.fn(s.arg);
 }
 
-/* rtprof's own threads (writer, sampler) are not the program's. */
-static int
-is_ours(void *(*fn)(void *))
-{
-	static Dl_info self;
-	static int have_self;
-	Dl_info i;
-
-	if (!have_self) {
-		if (dladdr((void *)rtprof_session_start, &self) == 0)
-			return 0;
-		have_self = 1;
-	}
-	return dladdr((void *)fn, &i) != 0 && i.dli_fbase == self.dli_fbase;
-}
-
 /* Context: the creating thread; may allocate. */
 RTPROF_API int
 pthread_create(pthread_t *t, const pthread_attr_t *attr,
@@ -96,7 +80,9 @@ pthread_create(pthread_t *t, const pthread_attr_t *attr,
 		if (real == NULL)
 			return EAGAIN;
 	}
-	if (is_ours(fn) || (s = malloc(sizeof(*s))) == NULL)
+	/* rtprof's own threads (writer, sampler) are not the program's. */
+	if (rtprof__creating_own_thread() ||
+	    (s = malloc(sizeof(*s))) == NULL)
 		return real(t, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
@@ -125,7 +111,10 @@ pthread_create(pthread_t *t, const pthread_attr_t *attr,
 static const rtprof_marker_type *blocked_type;
 static uint64_t min_ticks;      /* 1 us */
 static uint64_t bt_ticks = UINT64_MAX;  /* the threshold; MAX: off */
-static int armed;
+/* Set once by the constructor after the settings above (release); read by
+ * any thread entering a wrapper (acquire), the sampler's among them: it
+ * runs before this library's constructor does. */
+static _Atomic int armed;
 /* Set while this thread unwinds itself: a wrapped call made by the
  * unwinder passes straight through (no marker, no recursion). */
 static __thread int in_bt __attribute__((tls_model("initial-exec")));
@@ -343,7 +332,8 @@ preload_init(void)
 
 		_Unwind_Backtrace(bt_frame, &w);
 	}
-	armed = blocked_type != NULL;
+	atomic_store_explicit(&armed, blocked_type != NULL,
+	    memory_order_release);
 }
 
 struct blk {
@@ -357,7 +347,8 @@ blk_begin(struct blk *b)
 {
 	struct rtprof__thread *th = rtprof__tls.thread;
 
-	if (!armed || th == NULL || (th->flags & RTPROF_THREAD_SAMPLER) ||
+	if (!atomic_load_explicit(&armed, memory_order_acquire) ||
+	    th == NULL || (th->flags & RTPROF_THREAD_SAMPLER) ||
 	    in_bt)
 		return 0;
 	b->th = th;
@@ -673,7 +664,8 @@ pthread_mutex_lock(pthread_mutex_t *m)
 	int r;
 	REAL(pthread_mutex_lock);
 
-	if (!armed || rtprof__tls.thread == NULL)
+	if (!atomic_load_explicit(&armed, memory_order_acquire) ||
+	    rtprof__tls.thread == NULL)
 		return real_pthread_mutex_lock(m);
 	if (pthread_mutex_trylock(m) == 0)
 		return 0;

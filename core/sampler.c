@@ -486,7 +486,8 @@ rtprof__sampler_ensure(const rtprof_lock *lk)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->sampler_cv, &ca);
 	pthread_condattr_destroy(&ca);
-	if (pthread_create(&c->sampler, NULL, sampler_main, NULL) != 0) {
+	if (rtprof__own_thread_create(&c->sampler, NULL, sampler_main,
+	    NULL) != 0) {
 		pthread_cond_destroy(&c->sampler_cv);
 		rtprof__sig_teardown(lk);
 		rtprof__unwinder_free(rtprof__sampler_unw);

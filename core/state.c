@@ -191,6 +191,29 @@ rtprof__in_vfork_child(void)
 	return o != 0 && getpid() != o;
 }
 
+/* 1 while this thread creates one of rtprof's own threads. */
+static __thread int creating_own;
+
+/* Context: any thread (the one creating the thread). */
+int
+rtprof__own_thread_create(pthread_t *t, const pthread_attr_t *attr,
+    void *(*fn)(void *), void *arg)
+{
+	int rc;
+
+	creating_own = 1;
+	rc = pthread_create(t, attr, fn, arg);
+	creating_own = 0;
+	return rc;
+}
+
+/* Context: any thread. */
+RTPROF_API int
+rtprof__creating_own_thread(void)
+{
+	return creating_own;
+}
+
 /* The sink error of the last session that ended (0: none). */
 static int
 core_last_error(void)
@@ -656,7 +679,7 @@ fork_child(void)
 	follow_cancelled = !follow;
 	if (follow && pthread_attr_init(&at) == 0) {
 		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&t, &at, follow_start, NULL) != 0)
+		if (rtprof__own_thread_create(&t, &at, follow_start, NULL) != 0)
 			follow_cancelled = 1;
 		pthread_attr_destroy(&at);
 	}

@@ -1865,7 +1865,7 @@ rtprof__writer_ensure(const rtprof_lock *lk)
 
 	if (c->writer_started)
 		return 0;
-	if (pthread_create(&c->writer, NULL, writer_main, NULL) != 0)
+	if (rtprof__own_thread_create(&c->writer, NULL, writer_main, NULL) != 0)
 		return -EAGAIN;
 	c->writer_started = 1;
 	return 0;

@@ -34,6 +34,9 @@
  *   hostile_gen wrap OUT              a session starting 1500 ticks before
  *                                     the tick counter wraps, recording
  *                                     across the wrap
+ *   hostile_gen utf8 OUT              a process, a thread and a label
+ *                                     whose names are not UTF-8, with
+ *                                     samples of that label
  *
  * OUT "-" is stdout. Deterministic. Exit 0, or 2 on a usage or write error.
  *
@@ -565,6 +568,31 @@ gen_wrap(struct dg *g)
 	return rc;
 }
 
+/* Not UTF-8: a lone continuation byte, a byte never in UTF-8, an overlong
+ * '/', a surrogate, a sequence cut short at the end. */
+#define NOT_UTF8 "\x80" "a\xff" "b\xc0\xaf" "c\xed\xa0\x80" "d\xe2\x82"
+
+static int
+gen_utf8(struct dg *g)
+{
+	struct dg_header h = small_header(9300, 0x0f8f0001u);
+	const uint64_t frames[] = { 0x2000 }, mask = 1;
+	int rc;
+
+	h.process = "proc" NOT_UTF8;
+	rc = begin_session(g, &h);
+	if (rc == 0)
+		rc = dg_thread(g, TID_MAIN + 2, "worker" NOT_UTF8, 0, 1000, 0);
+	if (rc == 0)
+		rc = dg_string(g, 0x2000, "label" NOT_UTF8);
+	for (uint64_t k = 1; k <= 3 && rc == 0; k++)
+		rc = dg_rec_sample(g, TID_SAMPLER, 1000 + k * 1000000,
+		    TID_MAIN + 2, 1000, 0, frames, &mask, 1);
+	if (rc == 0)
+		rc = dg_trailer(g, 1000 + 5000000, 1000 + 5000000);
+	return rc;
+}
+
 static int
 write_file(void *ctx, const void *p, size_t n)
 {
@@ -577,7 +605,7 @@ usage(void)
 	fprintf(stderr, "usage: " PROG " modules OUT PATH... | escapes OUT | "
 	    "extremes OUT | badheader OUT | bogus OUT N | sessions OUT N | "
 	    "samepid OUT N | schemas OUT N | threads OUT N | strings OUT N | "
-	    "clocks OUT | categories OUT | wrap OUT\n");
+	    "clocks OUT | categories OUT | wrap OUT | utf8 OUT\n");
 }
 
 static int
@@ -611,6 +639,8 @@ run(const char *mode, FILE *f, struct dg *g, int argc, char **argv)
 		return gen_categories(g);
 	if (strcmp(mode, "wrap") == 0)
 		return gen_wrap(g);
+	if (strcmp(mode, "utf8") == 0)
+		return gen_utf8(g);
 	usage();
 	return -EINVAL;
 }

@@ -36,6 +36,15 @@ dumps and streams made to hurt them (tests/hostile_gen.c).
    shown. In an
    ASan build (whose shadow memory needs terabytes of address space) only
    the CPU time is limited, to 60 s.
+8. Names that are not UTF-8 (a process, a thread, a label): the Gecko
+   profile writes each bad sequence as U+FFFD, and the pprof profile
+   (its strings read by `go tool pprof -raw`) holds the same names.
+7. The pprof writer (msgpack2gecko --format pprof, issue 19) on the
+   dumps of 1, 2, 3, 5 and 6, with and without --no-symbols and a time
+   window: the same exit status as the Gecko conversion (no sanitizer
+   report in the ASan+UBSan build), within the growth runs' limits, and
+   where `go` is installed `go tool pprof -raw` reads every profile of
+   1, 2, 3 and 6.
 6. Profiles the front-end would reject (item 5), each accepted by
    tests/gecko_check.py now (the code before failed it): clock rates of
    1e-300, a denormal and 1e300 (times were null; now at 1e9 with a
@@ -94,6 +103,27 @@ def gen(*args):
     run([GEN] + [str(a) for a in args], want=(0,))
 
 
+GO = shutil.which("go")
+
+
+def pprof_too(dump, want, *opts):
+    """@dump converted to pprof (with @opts and without symbols too):
+    exit status in @want; read by go tool pprof where go is."""
+    for extra in ([], ["--no-symbols"]):
+        prof = dump + ".pb.gz"
+        run([M2G, "--quiet", "--format", "pprof", *extra, *opts, dump, "-o",
+             prof], want=want)
+        if GO is None or not os.path.exists(prof):
+            continue
+        env = dict(os.environ, HOME=DIR, PPROF_TMPDIR=DIR)
+        r = subprocess.run([GO, "tool", "pprof", "-symbolize=none", "-raw",
+                            prof], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, env=env,
+                           timeout=TIME_LIMIT)
+        check(r.returncode == 0, f"go tool pprof -raw {prof} ({extra} "
+              f"{opts}): {r.stderr.decode(errors='replace')[-1000:]}")
+
+
 def hostile_modules():
     d = os.path.join(DIR, "mods")
     os.makedirs(d)
@@ -119,6 +149,10 @@ def hostile_modules():
     leaks = (b"not found", b"No such", b"ermission", b"ELF", b"directory",
              b"device", b"FIFO", b"fifo:", b"regular")
     check(not any(w in out for w in leaks), f"msgpack2gecko says: {out}")
+    out, _ = run([M2G, "--quiet", "--format", "pprof", dump, "-o",
+                  prof + ".pb.gz"], want=(0,))
+    check(not any(w in out for w in leaks), f"--format pprof says: {out}")
+    pprof_too(dump, (0,))
     for opts in ([], ["--no-symbols"]):
         out, _ = run([RTPROF, "summarize"] + opts + [dump], want=(0,))
         check(not any(w in out for w in leaks), f"summarize says: {out}")
@@ -138,6 +172,8 @@ def undefined_behaviour():
         run([M2G, "--quiet", "--from", "1", "--to", "5", dump, "-o", prof],
             want=m2g_ok)
         run([M2G, "--info", dump], want=m2g_ok)
+        pprof_too(dump, m2g_ok)
+        pprof_too(dump, m2g_ok, "--from", "1", "--to", "5")
         run([INSPECT, dump], want=(0, 1))
         run([INSPECT, "-v", dump], want=(0, 1))
         run([RTPROF, "summarize", dump], want=(0, 1))
@@ -151,8 +187,12 @@ def escapes():
     gen("escapes", dump)
     prof = os.path.join(DIR, "escapes.json")
     conv, _ = run([M2G, dump, "-o", prof], want=(0,))
+    pprof_too(dump, (0,))
     outs = {
         "msgpack2gecko": conv,
+        "msgpack2gecko --format pprof": run([
+            M2G, "--format", "pprof", dump, "-o", prof + ".pb.gz"],
+            want=(0,))[0],
         "msgpack2gecko --info": run([M2G, "--info", dump], want=(0,))[0],
         "rtprof-inspect": run([INSPECT, dump], want=(0,))[0],
         "rtprof-inspect -v": run([INSPECT, "-v", dump], want=(0,))[0],
@@ -269,6 +309,9 @@ def convert_limited(mode, n):
     size = os.path.getsize(dump) >> 20
     run_limited([M2G, "--quiet", dump, "-o", prof],
                 f"msgpack2gecko, {mode} {n} ({size} MiB)")
+    run_limited([M2G, "--quiet", "--format", "pprof", dump, "-o",
+                 prof + ".pb.gz"],
+                f"msgpack2gecko --format pprof, {mode} {n} ({size} MiB)")
     with open(prof) as f:
         return json.load(f)
 
@@ -307,6 +350,7 @@ def converted(mode):
     gen(mode, dump)
     prof = os.path.join(DIR, f"{mode}.json")
     run([M2G, "--quiet", dump, "-o", prof], want=(0,))
+    pprof_too(dump, (0,))
     r = subprocess.run([sys.executable, CHECKER, "--quiet", prof],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        timeout=TIME_LIMIT)
@@ -352,6 +396,31 @@ def rejected_profiles():
           "gecko_check.py")
 
 
+def not_utf8():
+    dump = os.path.join(DIR, "utf8.rtprof")
+    gen("utf8", dump)
+    prof = os.path.join(DIR, "utf8.json")
+    run([M2G, "--quiet", dump, "-o", prof], want=(0,))
+    with open(prof, encoding="utf-8") as f:
+        p = json.load(f)
+    fix = "\ufffda\ufffdb\ufffd\ufffdc\ufffd\ufffd\ufffdd\ufffd\ufffd"
+    want = {"proc" + fix, "worker" + fix, "label" + fix}
+    th = [t for t in p["threads"] if t["name"] == "worker" + fix]
+    check(th and th[0]["processName"] == "proc" + fix and
+          "label" + fix in th[0]["stringTable"],
+          f"utf8: the Gecko profile's names: {p['threads']!r:.2000}")
+    pprof_too(dump, (0,))
+    if GO is None:
+        return
+    env = dict(os.environ, HOME=DIR, PPROF_TMPDIR=DIR)
+    r = subprocess.run([GO, "tool", "pprof", "-symbolize=none", "-raw",
+                        dump + ".pb.gz"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=env, timeout=TIME_LIMIT)
+    raw = r.stdout.decode("utf-8")      # strict: the profile is UTF-8
+    check(all(w in raw for w in want), f"utf8: pprof -raw: {raw[:2000]}")
+    print("test_hostile: names not UTF-8: U+FFFD in both profiles")
+
+
 def main():
     shutil.rmtree(DIR, ignore_errors=True)
     os.makedirs(DIR)
@@ -362,6 +431,7 @@ def main():
     many_sessions()
     growth()
     rejected_profiles()
+    not_utf8()
     print("test_hostile: ok")
 
 

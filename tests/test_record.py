@@ -74,6 +74,7 @@
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -551,9 +552,14 @@ def main():
     # A sampling signal sent just before the thread entered a sleep can
     # interrupt it (EINTR): the program sleeps again for the rest, one
     # more call for the same 5 ms.
+    # The blocked time lies between the 50 ms asked for and the time the
+    # program itself measured around its naps (late wake-ups under load).
+    m = re.search(rb"io: naps took ([0-9.]+) ms", r.stderr)
+    took = float(m.group(1)) if m else 0.0
     check("nanosleep" in rows and 10 <= rows["nanosleep"][0] <= 13 and
-          50 <= rows["nanosleep"][1] < 80,
-          f"io: nanosleep row {rows.get('nanosleep')}\n{text}")
+          50 <= rows["nanosleep"][1] <= took,
+          f"io: nanosleep row {rows.get('nanosleep')}, the naps took "
+          f"{took:.3f} ms\n{text}")
     by = {}
     for call, n, total, frames in sd["stacks"]:
         c = by.setdefault(call, [0, 0.0])

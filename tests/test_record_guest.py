@@ -172,7 +172,10 @@ def memory_refused():
 def stalled_reader():
     rfd, wfd = os.pipe()
     fcntl.fcntl(wfd, fcntl.F_SETPIPE_SZ, 4096)
-    env = dict(os.environ, RTPROF_FD=str(wfd), LD_PRELOAD=PRELOAD)
+    # The ASan build's runtime goes first (tests/CMakeLists.txt).
+    first = os.environ.get("RTPROF_TEST_PRELOAD_FIRST")
+    env = dict(os.environ, RTPROF_FD=str(wfd),
+               LD_PRELOAD=f"{first}:{PRELOAD}" if first else PRELOAD)
     env.pop("RTPROF_SOCK", None)
     t0 = time.monotonic()
     r = subprocess.run(["sh", "-c", "i=0; while [ $i -lt 30000 ]; do "

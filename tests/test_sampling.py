@@ -205,6 +205,11 @@ def case_vdso(run_as, mode, tag):
         print(f"{tag}: signals: the bias to where a thread was preempted is"
               " inherent, not checked")
         return
+    if os.environ.get("RTPROF_TEST_ASAN"):
+        # ASan's clock_gettime interceptor and the instrumented loop change
+        # both what the program measures and where its samples land.
+        print(f"{tag}: AddressSanitizer build: the share is not checked")
+        return
     check(len(oncpu) >= 450, f"{tag}: {len(oncpu)} samples for 900 ms")
     check(abs(share - true) <= 0.02, f"{tag}: {share:.4f} vs {true:.4f}")
 

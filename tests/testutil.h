@@ -70,6 +70,16 @@ thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Clock @c (another thread's CPU clock: pthread_getcpuclockid) in ns. */
+static inline uint64_t
+clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* CLOCK_MONOTONIC in seconds. */
 static inline double
 now_s(void)

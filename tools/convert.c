@@ -231,12 +231,71 @@ progress_end(struct progress *p)
 	p->shown = false;
 }
 
-/* Context: main thread. */
-int
-tool_read_dump(const char *prog, const char *in_path, bool progress,
-    const struct rtprof_gecko_symbols *sym, struct rtprof_gecko **gp)
+/* A dump read for one of the formats: one of the two is set. */
+struct any_dump {
+	struct rtprof_gecko *g;
+	struct rtprof_pprof_dump *p;
+};
+
+static void
+any_free(struct any_dump *d)
 {
-	struct rtprof_gecko *g = NULL;
+	rtprof_gecko_free(d->g);
+	rtprof_pprof_dump_free(d->p);
+	d->g = NULL;
+	d->p = NULL;
+}
+
+/* A new, empty dump of @fmt named @name. Return: 0 or -ENOMEM. */
+static int
+any_new(struct any_dump *d, enum tool_format fmt, const char *name,
+    const struct rtprof_gecko_symbols *sym, bool keep_times)
+{
+	d->g = NULL;
+	d->p = NULL;
+	if (fmt == TOOL_FORMAT_GECKO) {
+		if (rtprof_gecko_new(&d->g, name) != 0)
+			return -ENOMEM;
+		rtprof_gecko_set_symbols(d->g, sym);
+		return 0;
+	}
+	if (rtprof_pprof_dump_new(&d->p, name) != 0)
+		return -ENOMEM;
+	rtprof_pprof_dump_set_symbols(d->p, sym);
+	if (keep_times)
+		rtprof_pprof_dump_keep_times(d->p);
+	return 0;
+}
+
+static int
+any_read_fd(struct any_dump *d, int fd, struct progress *pr,
+    struct rtprof_dump_stats *st)
+{
+	int rc;
+
+	if (d->g != NULL) {
+		rtprof_gecko_set_progress(d->g, pr != NULL ? progress_cb :
+		    NULL, pr);
+		rc = rtprof_gecko_read_fd(d->g, fd, st);
+		rtprof_gecko_set_progress(d->g, NULL, NULL);
+		return rc;
+	}
+	rtprof_pprof_dump_set_progress(d->p, pr != NULL ? progress_cb : NULL,
+	    pr);
+	rc = rtprof_pprof_dump_read_fd(d->p, fd, st);
+	rtprof_pprof_dump_set_progress(d->p, NULL, NULL);
+	return rc;
+}
+
+/*
+ * Read the dump @in_path ("-": stdin) into @d, a new dump of @fmt.
+ * Context: main thread; blocks in read(2). Return: 0, or 2 (said).
+ */
+static int
+read_any(const char *prog, const char *in_path, bool progress,
+    const struct rtprof_gecko_symbols *sym, enum tool_format fmt,
+    bool keep_times, struct any_dump *d)
+{
 	struct rtprof_dump_stats st;
 	const char *name = strcmp(in_path, "-") == 0 ? "<stdin>" : in_path;
 	struct progress pr = { .prog = prog, .name = name };
@@ -253,22 +312,19 @@ tool_read_dump(const char *prog, const char *in_path, bool progress,
 			return 2;
 		}
 	}
-	if (rtprof_gecko_new(&g, name) != 0) {
+	if (any_new(d, fmt, name, sym, keep_times) != 0) {
 		fprintf(stderr, "%s: %s: out of memory\n", prog, name);
 		if (fd != STDIN_FILENO)
 			close(fd);
 		return 2;
 	}
-	rtprof_gecko_set_symbols(g, sym);
 	if (progress) {
 		if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
 			pr.total = (uint64_t)sb.st_size;
 		pr.last = now_s();
-		rtprof_gecko_set_progress(g, progress_cb, &pr);
 	}
-	rc = rtprof_gecko_read_fd(g, fd, &st);
+	rc = any_read_fd(d, fd, progress ? &pr : NULL, &st);
 	progress_end(&pr);
-	rtprof_gecko_set_progress(g, NULL, NULL);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (rc == -EPROTONOSUPPORT) {
@@ -288,26 +344,56 @@ tool_read_dump(const char *prog, const char *in_path, bool progress,
 		    "in %" PRIu64 " bytes)\n", prog, name, st.bytes);
 		goto fail;
 	}
-	*gp = g;
 	return 0;
 fail:
-	rtprof_gecko_free(g);
+	any_free(d);
 	return 2;
 }
 
-/* Tell about damage in @g (exit status 1). */
+/* Context: main thread. */
+int
+tool_read_dump(const char *prog, const char *in_path, bool progress,
+    const struct rtprof_gecko_symbols *sym, struct rtprof_gecko **gp)
+{
+	struct any_dump d;
+
+	if (read_any(prog, in_path, progress, sym, TOOL_FORMAT_GECKO, false,
+	    &d) != 0)
+		return 2;
+	*gp = d.g;
+	return 0;
+}
+
+static size_t
+any_sessions(const struct any_dump *d)
+{
+	return d->g != NULL ? rtprof_gecko_sessions(d->g) :
+	    rtprof_pprof_dump_sessions(d->p);
+}
+
+static uint64_t
+any_problems(const struct any_dump *d)
+{
+	return d->g != NULL ? rtprof_gecko_problems(d->g) :
+	    rtprof_pprof_dump_problems(d->p);
+}
+
+/* Tell about damage in @d (exit status 1). */
 static void
-report_damage(const char *prog, struct rtprof_gecko *g, const char *name)
+report_damage(const char *prog, const struct any_dump *d, const char *name)
 {
 	uint64_t doff;
 	const char *dmsg;
 	char e[256];
+	int rc = d->g != NULL ? rtprof_gecko_first_damage(d->g, &doff, &dmsg) :
+	    rtprof_pprof_dump_first_damage(d->p, &doff, &dmsg);
 
-	if (rtprof_gecko_first_damage(g, &doff, &dmsg) == 0)
+	if (rc == 0)
 		fprintf(stderr, "%s: %s: offset %" PRIu64 ": damaged: %s "
-		    "(%" PRIu64 " report(s); converted what was readable, see "
-		    "profileGatheringLog)\n", prog, name, doff,
-		    rtprof_esc(e, sizeof(e), dmsg), rtprof_gecko_problems(g));
+		    "(%" PRIu64 " report(s); converted what was readable%s)\n",
+		    prog, name, doff, rtprof_esc(e, sizeof(e), dmsg),
+		    any_problems(d), d->g != NULL ?
+		    ", see profileGatheringLog" : "");
 	else
 		fprintf(stderr, "%s: %s: frames of sessions without a "
 		    "header ignored (their start is missing)\n", prog, name);
@@ -381,14 +467,72 @@ match_report(const char *prog, const struct thread_match *m)
 	return rc;
 }
 
+/* The profile being written, in one of the formats: one is set. */
+struct any_writer {
+	struct rtprof_gecko_writer *g;
+	struct rtprof_pprof_writer *p;
+};
+
+/*
+ * Start the profile in @o->format: the writer, the gathering notes.
+ * Return: 0, or -1 (said).
+ */
+static int
+writer_start(const char *prog, const struct tool_convert_opts *o,
+    const struct tool_convert_sink *sink, struct any_writer *w)
+{
+	if (o->format == TOOL_FORMAT_PPROF) {
+		if (rtprof_pprof_writer_new(&w->p, &o->filter, sink->write,
+		    sink->ctx) == 0)
+			return 0;
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return -1;
+	}
+	if (rtprof_gecko_writer_new(&w->g, &o->filter, sink->write,
+	    sink->ctx) != 0) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return -1;
+	}
+	for (size_t k = 0; k < o->nnotes; k++) {
+		if (rtprof_gecko_writer_note(w->g, &o->notes[k]) == -ENOMEM) {
+			fprintf(stderr, "%s: out of memory\n", prog);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+writer_add(struct any_writer *w, struct any_dump *d)
+{
+	return w->g != NULL ? rtprof_gecko_writer_add(w->g, d->g) :
+	    rtprof_pprof_writer_add(w->p, d->p);
+}
+
+/* Finish and free @w (nothing started: 0). */
+static int
+writer_finish(struct any_writer *w)
+{
+	int rc = 0;
+
+	if (w->g != NULL)
+		rc = rtprof_gecko_writer_finish(w->g);
+	if (w->p != NULL)
+		rc = rtprof_pprof_writer_finish(w->p);
+	w->g = NULL;
+	w->p = NULL;
+	return rc;
+}
+
 /* Context: main thread. */
 int
 tool_convert(const char *prog, char **in, int nin,
     const struct tool_convert_opts *o, bool quiet, bool progress,
     const struct tool_convert_sink *sink, bool *opened, int *werr)
 {
-	struct rtprof_gecko_writer *w = NULL;
+	struct any_writer w = { 0 };
 	struct thread_match m = { .f = &o->filter };
+	bool keep_times = o->filter.has_from || o->filter.has_to;
 	int status = 0, rc = 0;
 
 	*opened = false;
@@ -399,62 +543,56 @@ tool_convert(const char *prog, char **in, int nin,
 		return 2;
 	}
 	for (int i = 0; i < nin; i++) {
-		struct rtprof_gecko *g;
+		struct any_dump d;
 		const char *name = strcmp(in[i], "-") == 0 ? "<stdin>" : in[i];
 
-		if (tool_read_dump(prog, in[i], progress, &o->sym, &g) != 0)
+		if (read_any(prog, in[i], progress, &o->sym, o->format,
+		    keep_times, &d) != 0)
 			goto fail;
-		if (rtprof_gecko_sessions(g) == 0) {
+		if (any_sessions(&d) == 0) {
 			fprintf(stderr, "%s: %s: no session header found: "
 			    "nothing to convert (the start of the dump is "
 			    "missing?)\n", prog, name);
-			rtprof_gecko_free(g);
+			any_free(&d);
 			goto fail;
 		}
 		if (m.matched != NULL) {
-			rtprof_gecko_thread_names(g, match_name, &m);
+			if (d.g != NULL)
+				rtprof_gecko_thread_names(d.g, match_name, &m);
+			else
+				rtprof_pprof_dump_thread_names(d.p, match_name,
+				    &m);
 			if (i + 1 == nin && match_report(prog, &m) != 0) {
-				rtprof_gecko_free(g);
+				any_free(&d);
 				goto fail;
 			}
 		}
 		if (!*opened) {
 			/* The output is created once the first dump read. */
 			if (sink->open != NULL && sink->open(sink->ctx) != 0) {
-				rtprof_gecko_free(g);
+				any_free(&d);
 				goto fail;
 			}
 			*opened = true;
-			if (rtprof_gecko_writer_new(&w, &o->filter, sink->write,
-			    sink->ctx) != 0) {
-				fprintf(stderr, "%s: out of memory\n", prog);
-				rtprof_gecko_free(g);
+			if (writer_start(prog, o, sink, &w) != 0) {
+				any_free(&d);
 				goto fail;
 			}
-			for (size_t k = 0; k < o->nnotes; k++) {
-				if (rtprof_gecko_writer_note(w,
-				    &o->notes[k]) == -ENOMEM) {
-					fprintf(stderr, "%s: out of memory\n",
-					    prog);
-					rtprof_gecko_free(g);
-					goto fail;
-				}
-			}
 		}
-		rc = rtprof_gecko_writer_add(w, g);
-		if (rc == 0 && rtprof_gecko_problems(g) != 0) {
+		rc = writer_add(&w, &d);
+		if (rc == 0 && any_problems(&d) != 0) {
 			status = 1;
 			if (!quiet)
-				report_damage(prog, g, name);
+				report_damage(prog, &d, name);
 		}
-		rtprof_gecko_free(g);
+		any_free(&d);
 		if (rc != 0)
 			break;
 	}
 	if (rc == 0)
-		rc = rtprof_gecko_writer_finish(w);
+		rc = writer_finish(&w);
 	else
-		rtprof_gecko_writer_finish(w);
+		writer_finish(&w);
 	match_free(&m);
 	if (rc != 0) {
 		*werr = rc;
@@ -463,6 +601,6 @@ tool_convert(const char *prog, char **in, int nin,
 	return status;
 fail:
 	match_free(&m);
-	rtprof_gecko_writer_finish(w);
+	writer_finish(&w);
 	return 2;
 }

@@ -21,6 +21,13 @@
 
 #include "gecko.h"
 #include "gzout.h"
+#include "pprof.h"
+
+/* What tool_convert() writes. */
+enum tool_format {
+	TOOL_FORMAT_GECKO = 0,          /* Firefox Profiler JSON (gecko.h) */
+	TOOL_FORMAT_PPROF,              /* pprof profile.proto (pprof.h) */
+};
 
 /*
  * The conversion options both programs accept (--from, --to, --thread,
@@ -36,6 +43,7 @@ struct tool_convert_opts {
 	 * the caller's, NULL: none. */
 	const struct rtprof_gecko_note *notes;
 	size_t nnotes;
+	enum tool_format format;        /* TOOL_FORMAT_GECKO unless set */
 };
 
 /*
@@ -109,7 +117,9 @@ struct tool_convert_sink {
 
 /*
  * tool_convert - convert the dumps @in[0..@nin) into one profile written
- * through @sink; damage is reported on stderr unless @quiet.
+ * through @sink, in @o->format (pprof: the protobuf bytes, which the sink
+ * compresses; gathering notes are not written); damage is reported on
+ * stderr unless @quiet.
  * @opened: set when @sink->open was called (and succeeded): the caller
  * then has an output to finish or remove.
  * @werr: on return 2 with *@werr != 0, the profile could not be written

@@ -1,10 +1,12 @@
 /*
- * msgpack2gecko.c - convert rtprof dumps into a Firefox Profiler profile.
+ * msgpack2gecko.c - convert rtprof dumps into a Firefox Profiler profile,
+ * or a pprof profile.
  *
  *   msgpack2gecko [options] DUMP... -o OUT     (- for stdin / stdout)
+ *   msgpack2gecko --format pprof [options] DUMP... -o OUT.pb.gz
  *   msgpack2gecko --info DUMP...
  *
- * OUT ending in ".gz" is gzip-compressed. Every session of every dump is
+ * OUT ending in ".gz" is gzip-compressed; a pprof profile always is. Every session of every dump is
  * one process; the first is the top level (codec/gecko.h). Dumps are read
  * and written out one at a time. Exit status: see usage().
  */
@@ -38,7 +40,14 @@ usage(FILE *f)
 	    "One DUMP (at most) or OUT may be - (stdin, stdout); OUT ending in\n"
 	    ".gz is gzipped.\n"
 	    "options:\n"
-	    "  -o, --output OUT  where to write the profile (required)\n");
+	    "  -o, --output OUT  where to write the profile (required)\n"
+	    "  --format FMT      gecko (the default: Firefox Profiler JSON) or\n"
+	    "                    pprof: a gzipped profile.proto for go tool\n"
+	    "                    pprof, Pyroscope, Parca, speedscope (samples\n"
+	    "                    and CPU time per stack, labels thread, tid,\n"
+	    "                    process, pid, host; see docs/pprof.md); with\n"
+	    "                    --no-symbols pprof symbolizes the addresses\n"
+	    "                    itself\n");
 	fputs(tool_convert_help, f);
 	fprintf(f,
 	    "  --info            print a summary of each dump, do not convert\n"
@@ -103,6 +112,7 @@ struct output {
 	/* A regular file: removed when the conversion fails. Anything else
 	 * (a device such as /dev/full, a FIFO) is left where it is. */
 	bool regular;
+	bool gzip;                      /* whatever the name (pprof) */
 };
 
 /* Context: main thread (tool_convert_sink.open). Return: 0 or -1. */
@@ -114,21 +124,24 @@ output_open(void *ctx)
 
 	if (strcmp(out->path, "-") == 0) {
 		out->o.fd = STDOUT_FILENO;
-		return 0;
+	} else {
+		out->o.fd = open(out->path, O_WRONLY | O_CREAT | O_TRUNC |
+		    O_CLOEXEC, 0666);
+		if (out->o.fd < 0) {
+			fprintf(stderr, PROG ": %s: cannot create: %s\n",
+			    out->name, strerror(errno));
+			return -1;
+		}
+		out->regular = fstat(out->o.fd, &sb) == 0 &&
+		    S_ISREG(sb.st_mode);
 	}
-	out->o.fd = open(out->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0666);
-	if (out->o.fd < 0) {
-		fprintf(stderr, PROG ": %s: cannot create: %s\n", out->name,
-		    strerror(errno));
-		return -1;
-	}
-	out->regular = fstat(out->o.fd, &sb) == 0 && S_ISREG(sb.st_mode);
-	if (ends_with(out->path, ".gz")) {
+	if (out->gzip || (out->o.fd != STDOUT_FILENO &&
+	    ends_with(out->path, ".gz"))) {
 		if (gzout_open(&out->o.zo, out->o.fd) != 0) {
 			fprintf(stderr, PROG ": %s: cannot start gzip\n",
 			    out->name);
-			close(out->o.fd);
+			if (out->o.fd != STDOUT_FILENO)
+				close(out->o.fd);
 			out->o.fd = -1;
 			if (out->regular)
 				unlink(out->path);
@@ -147,6 +160,7 @@ convert(char **in, int nin, const char *out_path,
 		.path = out_path,
 		.name = strcmp(out_path, "-") == 0 ? "<stdout>" : out_path,
 		.o = { .fd = -1, .gz = NULL, .zo = NULL },
+		.gzip = opts->format == TOOL_FORMAT_PPROF,
 	};
 	const struct tool_convert_sink sink = {
 		.open = output_open, .write = tool_out_write, .ctx = &out,
@@ -179,7 +193,11 @@ convert(char **in, int nin, const char *out_path,
 			unlink(out_path);
 		return 2;
 	}
-	if (!quiet && strcmp(out_path, "-") != 0)
+	if (!quiet && strcmp(out_path, "-") != 0 &&
+	    opts->format == TOOL_FORMAT_PPROF)
+		fprintf(stderr, PROG ": wrote %s; read it with `go tool pprof "
+		    "-top %s` (or -http=:8080)\n", out.name, out.name);
+	else if (!quiet && strcmp(out_path, "-") != 0)
 		fprintf(stderr, PROG ": wrote %s; open it at "
 		    "https://profiler.firefox.com\n", out.name);
 	return status;
@@ -220,6 +238,16 @@ main(int argc, char **argv)
 				goto done;
 			}
 			out = argv[++i];
+		} else if (!opts_done && strcmp(a, "--format") == 0) {
+			if (i + 1 >= argc || (strcmp(argv[i + 1], "gecko") != 0
+			    && strcmp(argv[i + 1], "pprof") != 0)) {
+				fprintf(stderr, PROG ": --format takes gecko or "
+				    "pprof\n");
+				status = 2;
+				goto done;
+			}
+			opts.format = strcmp(argv[++i], "pprof") == 0 ?
+			    TOOL_FORMAT_PPROF : TOOL_FORMAT_GECKO;
 		} else if (!opts_done && (r = tool_convert_option(&opts, PROG,
 		    argc, argv, &i)) != 0) {
 			if (r < 0) {

@@ -404,12 +404,38 @@ tick_rate(void)
 #endif
 }
 
+/* LD_PRELOAD for the child: the preload library before the user's own
+ * preloads; in an AddressSanitizer build (RTPROF_PRELOAD_RUNTIME, see
+ * CMakeLists.txt) ASan's shared runtime before both, as ASan requires of
+ * the sanitized library in a program built without it. Context: the
+ * forked child. */
+static void
+preload_env(const char *pre, const char *old)
+{
+#ifdef RTPROF_PRELOAD_RUNTIME
+	const char *first = RTPROF_PRELOAD_RUNTIME ":";
+#else
+	const char *first = "";
+#endif
+	char *ld;
+
+	if (old == NULL)
+		old = "";
+	ld = malloc(strlen(first) + strlen(pre) + strlen(old) + 2);
+	if (ld == NULL) {
+		setenv("LD_PRELOAD", pre, 1);
+		return;
+	}
+	sprintf(ld, "%s%s%s%s", first, pre, old[0] != '\0' ? ":" : "", old);
+	setenv("LD_PRELOAD", ld, 1);
+}
+
 /* The child's environment. Context: the forked child. */
 static void
 child_env(const struct ropts *o, const struct run *u, double rate)
 {
 	const char *old = getenv("LD_PRELOAD");
-	char env[64], *ld;
+	char env[64];
 	struct stat pst;
 
 	snprintf(env, sizeof(env), "%d", u->pfd[1]);
@@ -441,13 +467,7 @@ child_env(const struct ropts *o, const struct run *u, double rate)
 		setenv("RTPROF_MAX_BYTES", o->maxb, 1);
 	if (o->block != NULL)
 		setenv("RTPROF_BLOCK_THRESHOLD_US", o->block, 1);
-	if (old != NULL && old[0] != '\0' &&
-	    (ld = malloc(strlen(u->pre) + strlen(old) + 2)) != NULL) {
-		sprintf(ld, "%s:%s", u->pre, old);
-		setenv("LD_PRELOAD", ld, 1);
-	} else {
-		setenv("LD_PRELOAD", u->pre, 1);
-	}
+	preload_env(u->pre, old);
 }
 
 /* The socket on which the processes CMD starts ask for a dump.

@@ -418,10 +418,6 @@ on_string(void *ctx, uint64_t ref, const char *text, size_t len)
 	return 0;
 }
 
-/* libstdc++'s demangler (the C ABI entry point; codec/ links it). */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
-    int *status);
-
 /* Frame @i of the current record as a name (maybe into @buf): C++ names
  * demangled, as the converter writes them. */
 static const char *
@@ -436,16 +432,10 @@ frame_name(struct sum *s, const struct rtprof_rec_view *v, unsigned i,
 	if (s->sym != NULL && a > 0 && rtprof_symbolize_at(s->sym,
 	    leaf_native ? a : a - 1, v->t0, &r) == RTPROF_SYM_OK &&
 	    r.name != NULL) {
-		int status = 0;
-		char *d;
+		char *d = rtprof_demangle(r.name);
 
-		if (r.name[0] != '_' || r.name[1] != 'Z')
+		if (d == NULL)
 			return r.name;
-		d = __cxa_demangle(r.name, NULL, NULL, &status);
-		if (d == NULL || status != 0) {
-			free(d);
-			return r.name;
-		}
 		snprintf(buf, n, "%s", d);
 		free(d);
 		return buf;
@@ -1689,7 +1679,7 @@ static int
 read_profile(struct sum *s, const char *path)
 {
 	struct pctx pc;
-	uint64_t bad;
+	uint64_t bad = 0;
 	int rc;
 
 	memset(&pc, 0, sizeof(pc));

@@ -1,10 +1,11 @@
 #!/bin/sh
 # test_install: install rtprof into a temporary prefix, then build a consumer
-# with find_package(rtprof) and another with pkg-config, and run both; the
+# with find_package(rtprof) and another with pkg-config (compiler and flags:
+# $4 and $5, a sanitizer build's own), and run both; the
 # prefix's bin/rtprof record profiles a program, and exits 2 without
 # running it when its preload library is gone.
 set -eu
-src=$1 build=$2 work=$3
+src=$1 build=$2 work=$3 cc=${4:-cc} flags=${5:-}
 rm -rf "$work"
 mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
@@ -15,13 +16,15 @@ test -f "$libdir/pkgconfig/rtprof.pc"
 test -x "$work/prefix/bin/rtprof-inspect"
 
 cmake -S "$src/tests/install/consumer" -B "$work/cmake-consumer" \
-	-DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+	-DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_C_COMPILER="$cc" \
+	-DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >/dev/null
 cmake --build "$work/cmake-consumer" >/dev/null
 LD_LIBRARY_PATH="$libdir" "$work/cmake-consumer/consumer"
 
 PKG_CONFIG_PATH="$libdir/pkgconfig" 
 export PKG_CONFIG_PATH
-cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags rtprof) \
+# shellcheck disable=SC2086 # $flags: several flags
+"$cc" $flags -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags rtprof) \
 	"$src/tests/install/consumer/consumer.c" $(pkg-config --libs rtprof) \
 	-o "$work/pkgconfig-consumer"
 LD_LIBRARY_PATH="$libdir" "$work/pkgconfig-consumer"
