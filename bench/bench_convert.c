@@ -8,30 +8,42 @@
  * Unless --dump names an existing dump, gen_dump first writes one of
  * --size bytes (512M; K, M, G suffixes) into a temporary file in $TMPDIR
  * (/tmp), removed at the end unless --keep. Then, --runs times each (3),
- * with the file in the page cache (the generation or a first untimed
- * read put it there):
+ * interleaved, with the file in the page cache (the generation or a first
+ * untimed read put it there):
  *
  *   reader    rtprof_dump_read_fd() on the file with empty callbacks but
  *             on_record (counting): frame scanning, both CRCs, descriptor
  *             payloads and every record walked with the fixed-width
  *             walker; what any converter built on the codec's reader pays
- *             at least (a reference: it is 3x faster than msgpack-c).
- *   msgpack   THE FLOOR of the issue ("msgpack-c decoding the same dump
- *             and nothing else"): the same frames split by their length
- *             field (no CRC) and every payload unpacked with
- *             msgpack_unpack_next() object after object.
- *   convert   msgpack2gecko FILE -o /dev/null -q as a child; wall time
- *             around fork..wait4(), peak RSS from wait4()'s ru_maxrss.
+ *             at least.
+ *   msgpack   msgpack-c decoding the same dump and nothing else: the same
+ *             frames split by their length field (no CRC) and every
+ *             payload unpacked with msgpack_unpack_next() object after
+ *             object (a fresh zone per object).
+ *   mp-zone   THE FAIR FLOOR (issue 17): the same, unpacked with
+ *             msgpack_unpack() into one zone per frame, cleared after it.
+ *   json      the converter's JSON writer alone (codec/gecko_json.h):
+ *             rows shaped like a profile's (sample rows formatted by
+ *             hand as the converter does, marker rows through the
+ *             writer's calls, strings) into a sink that drops them;
+ *             MB/s of JSON written.
+ *   convert   msgpack2gecko FILE -o /dev/null -q as a child.
+ *   conv-gz   msgpack2gecko FILE -o TMP.json.gz -q as a child: the form
+ *             users open, compressed on a second thread (tools/gzout.h).
  *   pprof     msgpack2gecko --format pprof FILE -o /dev/null -q (the
  *             pprof export, gzipped: its output is small, the samples
  *             of a stack and thread are one), timed alike.
  *
- * Reported: median (min, max) MB/s (MB = 10^6 bytes of dump), the ratios of
- * the conversion's median to the msgpack-c floor's (target >= 0.5) and to
- * the reader's, and the converter's peak RSS
- * (largest of the runs). Exit status 0, or 1 when a step failed (the
- * converter's own status 1, a damaged dump, counts as failed: the dump is
- * generated and must be clean).
+ * Every step is timed in CPU time (getrusage: user + system, of this
+ * process for in-process steps, of the child from wait4() for the
+ * converter, all its threads), the measure that holds on a machine
+ * shared with other work, and in wall time. Reported: median (min, max)
+ * MB/s of CPU time (MB = 10^6 bytes of dump; of JSON for json), the
+ * medians' ratios of convert and conv-gz to the fair floor (target >= 0.8
+ * for conv-gz), conv-gz's wall time, the converters' peak RSS (largest
+ * of the runs) and the load average before and after. Exit status 0, or
+ * 1 when a step failed (the converter's own status 1, a damaged dump,
+ * counts as failed: the dump is generated and must be clean).
  *
  * Context: single-threaded program.
  */
@@ -52,9 +64,14 @@
 
 #include "dump_reader.h"
 #include "frame.h"
+#include "gecko_json.h"
 
 #define PROG "bench_convert"
 #define MAX_RUNS 50
+/* mp-zone's zone: one chunk holds a frame's objects (a frame's payload
+ * is at most RTPROF_FRAME_MAX_PAYLOAD; its objects take about as much),
+ * so that clearing it per frame leaves nothing to allocate. */
+#define ZONE_CHUNK (4u << 20)
 
 #ifndef GEN_DUMP_PATH
 #define GEN_DUMP_PATH "gen_dump"
@@ -70,6 +87,36 @@ now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPU time of this process (all its threads), user + system, s. */
+static double
+cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+	    ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
+}
+
+/* A step's times: wall and CPU, s. */
+struct times {
+	double wall, cpu;
+};
+
+static void
+times_start(struct times *t)
+{
+	t->wall = now_s();
+	t->cpu = cpu_s();
+}
+
+static void
+times_stop(struct times *t)
+{
+	t->wall = now_s() - t->wall;
+	t->cpu = cpu_s() - t->cpu;
 }
 
 static int
@@ -88,11 +135,12 @@ median(double *v, int n)
 }
 
 /*
- * Run @argv as a child; *@secs: wall time, *@maxrss_kib: its peak RSS.
+ * Run @argv as a child; *@t: its wall and CPU time (user + system, every
+ * thread), *@maxrss_kib: its peak RSS.
  * Return: its exit status, or -1 when it did not exit normally.
  */
 static int
-run_child(char *const argv[], double *secs, long *maxrss_kib)
+run_child(char *const argv[], struct times *t, long *maxrss_kib)
 {
 	struct rusage ru;
 	double t0 = now_s();
@@ -109,7 +157,9 @@ run_child(char *const argv[], double *secs, long *maxrss_kib)
 	while (wait4(pid, &status, 0, &ru) < 0)
 		if (errno != EINTR)
 			return -1;
-	*secs = now_s() - t0;
+	t->wall = now_s() - t0;
+	t->cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+	    ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
 	*maxrss_kib = ru.ru_maxrss;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -128,20 +178,19 @@ count_record(void *ctx, const struct rtprof_dump_data *d,
 }
 
 static int
-floor_run(const char *path, double *secs, uint64_t *records,
+floor_run(const char *path, struct times *t, uint64_t *records,
     uint64_t *damage)
 {
 	uint64_t n = 0;
 	struct rtprof_dump_cb cb = { .ctx = &n, .on_record = count_record };
 	struct rtprof_dump_stats st;
-	double t0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
 
 	if (fd < 0)
 		return -errno;
-	t0 = now_s();
+	times_start(t);
 	rc = rtprof_dump_read_fd(fd, &cb, &st);
-	*secs = now_s() - t0;
+	times_stop(t);
 	close(fd);
 	*records = n;
 	*damage = st.damage;
@@ -151,15 +200,48 @@ floor_run(const char *path, double *secs, uint64_t *records,
 /* ------------------------------------------------------------------ */
 /* Plain msgpack-c: frames by their length, payload objects unpacked.    */
 
+/*
+ * Unpack the @len bytes of payload @p object by object: with
+ * msgpack_unpack_next() (a fresh zone per object), or, with @zone, with
+ * msgpack_unpack() into @zone, cleared after the frame.
+ * Return: objects, or -1 on a decoding error.
+ */
+static int64_t
+unpack_payload(msgpack_unpacked *up, msgpack_zone *zone, const char *p,
+    size_t len)
+{
+	size_t off = 0;
+	int64_t n = 0;
+
+	while (off < len) {
+		msgpack_object obj;
+		msgpack_unpack_return r;
+
+		/* msgpack_unpack(): EXTRA_BYTES when more objects follow. */
+		if (zone == NULL)
+			r = msgpack_unpack_next(up, p, len, &off);
+		else if ((r = msgpack_unpack(p, len, &off, zone, &obj)) ==
+		    MSGPACK_UNPACK_EXTRA_BYTES)
+			r = MSGPACK_UNPACK_SUCCESS;
+		if (r != MSGPACK_UNPACK_SUCCESS)
+			return -1;
+		n++;
+	}
+	if (zone != NULL)
+		msgpack_zone_clear(zone);
+	return n;
+}
+
 static int
-msgpack_run(const char *path, double *secs, uint64_t *objects)
+msgpack_run(const char *path, bool one_zone, struct times *t,
+    uint64_t *objects)
 {
 	const size_t cap = 2 * (RTPROF_FRAME_MAX_PAYLOAD + RTPROF_FRAME_OVERHEAD);
 	char *buf = malloc(cap);
 	msgpack_unpacked up;
+	msgpack_zone zone;
 	size_t fill = 0, pos = 0;
 	uint64_t nobj = 0;
-	double t0;
 	int fd, rc = 0;
 
 	if (buf == NULL)
@@ -170,7 +252,8 @@ msgpack_run(const char *path, double *secs, uint64_t *objects)
 		return -errno;
 	}
 	msgpack_unpacked_init(&up);
-	t0 = now_s();
+	msgpack_zone_init(&zone, ZONE_CHUNK);
+	times_start(t);
 	for (;;) {
 		ssize_t r;
 
@@ -178,7 +261,7 @@ msgpack_run(const char *path, double *secs, uint64_t *objects)
 		while (fill - pos >= RTPROF_FRAME_HEADER_SIZE) {
 			const unsigned char *h = (const unsigned char *)buf + pos;
 			uint32_t len = rtprof_le32(h + 16);
-			size_t off = 0;
+			int64_t k;
 
 			if (len > RTPROF_FRAME_MAX_PAYLOAD) {
 				rc = -EBADMSG;
@@ -186,15 +269,13 @@ msgpack_run(const char *path, double *secs, uint64_t *objects)
 			}
 			if (fill - pos < RTPROF_FRAME_OVERHEAD + (size_t)len)
 				break;
-			while (off < len) {
-				if (msgpack_unpack_next(&up, buf + pos +
-				    RTPROF_FRAME_HEADER_SIZE, len, &off) !=
-				    MSGPACK_UNPACK_SUCCESS) {
-					rc = -EBADMSG;
-					goto out;
-				}
-				nobj++;
+			k = unpack_payload(&up, one_zone ? &zone : NULL,
+			    buf + pos + RTPROF_FRAME_HEADER_SIZE, len);
+			if (k < 0) {
+				rc = -EBADMSG;
+				goto out;
 			}
+			nobj += (uint64_t)k;
 			pos += RTPROF_FRAME_OVERHEAD + (size_t)len;
 		}
 		memmove(buf, buf + pos, fill - pos);
@@ -214,8 +295,9 @@ msgpack_run(const char *path, double *secs, uint64_t *objects)
 	if (rc == 0 && fill != 0)
 		rc = -EBADMSG;
 out:
-	*secs = now_s() - t0;
+	times_stop(t);
 	msgpack_unpacked_destroy(&up);
+	msgpack_zone_destroy(&zone);
 	close(fd);
 	free(buf);
 	*objects = nobj;
@@ -223,26 +305,147 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* The JSON writer alone.                                               */
+
+#define JSON_ROWS 4000000
+
+static int
+json_sink(void *ctx, const void *p, size_t n)
+{
+	(void)p;
+	*(uint64_t *)ctx += n;
+	return 0;
+}
+
+/* One samples row [stack, time, eventDelay, threadCPUDelta], formatted
+ * by hand into one element as gecko_samples.c writes it. */
+static void
+json_sample_row(struct json *j, uint64_t stack, double ms, uint64_t cpu_ns)
+{
+	char b[96];
+	size_t n = 0;
+
+	b[n++] = '[';
+	n += json_fmt_u64(b + n, stack);
+	b[n++] = ',';
+	n += json_fmt_ms(b + n, ms);
+	memcpy(b + n, ",0,", 3);
+	n += 3;
+	n += json_fmt_u64(b + n, cpu_ns);
+	b[n++] = ']';
+	json_elem(j, b, n);
+}
+
+/* One markers row [name, start, end, phase, category, data] through
+ * the writer's calls, as gecko_thread.c writes a typed marker. */
+static void
+json_marker_row(struct json *j, uint64_t name, double ms)
+{
+	json_arr(j);
+	json_u64(j, name);
+	json_f64(j, ms);
+	json_f64(j, ms + 0.253417);
+	json_u64(j, 1);
+	json_u64(j, 3);
+	json_obj(j);
+	json_key(j, "type");
+	json_str(j, "Audio callback");
+	json_key(j, "load");
+	json_f64(j, 0.4211);
+	json_obj_end(j);
+	json_arr_end(j);
+}
+
+/*
+ * Rows shaped like a profile's: JSON_ROWS sample rows (times in ms with
+ * ns decimals), a marker row every 8, a string (a symbolized frame)
+ * every 64; *@bytes: the JSON written.
+ */
+static int
+json_run(struct times *t, uint64_t *bytes)
+{
+	static const char frame[] = "std::vector<int>::push_back(int const&) "
+	    "(in libaudio.so.1)";
+	struct json *j = calloc(1, sizeof(*j));
+	uint64_t out = 0;
+
+	if (j == NULL)
+		return -ENOMEM;
+	j->write = json_sink;
+	j->ctx = &out;
+	times_start(t);
+	json_arr(j);
+	for (uint64_t i = 0; i < JSON_ROWS; i++) {
+		double ms = 1234.5 + (double)i * 0.999983;
+
+		json_sample_row(j, i * 2654435761u % 50000, ms,
+		    900000 + i % 200000);
+		if (i % 8 == 0)
+			json_marker_row(j, i % 300, ms);
+		if (i % 64 == 0)
+			json_strn(j, frame, sizeof(frame) - 1);
+	}
+	json_arr_end(j);
+	json_flush(j);
+	times_stop(t);
+	*bytes = out;
+	free(j);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 
 struct series {
 	const char *name;
-	double mbps[MAX_RUNS];
+	double cpu[MAX_RUNS], wall[MAX_RUNS];   /* MB/s */
+	double wall_s[MAX_RUNS];                /* s */
 	int n;
 };
 
 static void
-report(const struct series *s, double *med)
+series_add(struct series *s, double mb, const struct times *t)
 {
-	double v[MAX_RUNS], lo = s->mbps[0], hi = s->mbps[0];
+	s->cpu[s->n] = mb / t->cpu;
+	s->wall[s->n] = mb / t->wall;
+	s->wall_s[s->n] = t->wall;
+	s->n++;
+}
 
-	for (int i = 0; i < s->n; i++) {
-		v[i] = s->mbps[i];
-		lo = v[i] < lo ? v[i] : lo;
-		hi = v[i] > hi ? v[i] : hi;
+/* Median (min, max) of @x[0..@n); the median is returned. */
+static double
+stats(const double *x, int n, double *lo, double *hi)
+{
+	double v[MAX_RUNS];
+
+	*lo = *hi = x[0];
+	for (int i = 0; i < n; i++) {
+		v[i] = x[i];
+		*lo = v[i] < *lo ? v[i] : *lo;
+		*hi = v[i] > *hi ? v[i] : *hi;
 	}
-	*med = median(v, s->n);
-	printf("  %-8s %8.1f MB/s median  (min %.1f, max %.1f, %d runs)\n",
-	    s->name, *med, lo, hi, s->n);
+	return median(v, n);
+}
+
+/* *@cpu_med: the median of the CPU-time MB/s. */
+static void
+report(const struct series *s, double *cpu_med)
+{
+	double lo, hi, wlo, whi, w;
+
+	*cpu_med = stats(s->cpu, s->n, &lo, &hi);
+	w = stats(s->wall, s->n, &wlo, &whi);
+	printf("  %-8s CPU %8.1f MB/s (%.1f-%.1f)   wall %8.1f MB/s "
+	    "(%.1f-%.1f)\n", s->name, *cpu_med, lo, hi, w, wlo, whi);
+}
+
+static void
+print_load(const char *when)
+{
+	double l[3];
+
+	if (getloadavg(l, 3) == 3)
+		printf("load average %s: %.2f %.2f %.2f (%ld CPUs)\n", when,
+		    l[0], l[1], l[2], sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 static int
@@ -302,17 +505,19 @@ main(int argc, char **argv)
 	};
 	const char *gen = GEN_DUMP_PATH, *conv = MSGPACK2GECKO_PATH;
 	const char *dump = NULL, *tmpdir = getenv("TMPDIR");
-	char path[4096], sizebuf[32], seedbuf[32];
+	char path[4096], gzpath[4096], sizebuf[32], seedbuf[32];
 	uint64_t size = 512ull << 20, runs = 3, seed = 1, records = 0;
-	uint64_t objects = 0, damage = 0;
-	struct series fl = { "reader", { 0 }, 0 }, mp = { "msgpack", { 0 }, 0 };
-	struct series cv = { "convert", { 0 }, 0 };
-	struct series pp = { "pprof", { 0 }, 0 };
-	long rss_max = 0, rss[MAX_RUNS], pp_rss_max = 0, pp_rss;
-	double secs, mb, floor_med, mp_med, conv_med, pp_med;
-	struct rusage self;
+	uint64_t objects = 0, zobjects = 0, damage = 0, jbytes = 0;
+	struct series fl = { .name = "reader" }, mp = { .name = "msgpack" };
+	struct series mz = { .name = "mp-zone" }, js = { .name = "json" };
+	struct series cv = { .name = "convert" }, gz = { .name = "conv-gz" };
+	struct series pp = { .name = "pprof" };
+	long rss_max = 0, rss, pp_rss_max = 0;
+	double mb, floor_med, mp_med, mz_med, js_med, conv_med, gz_med, pp_med;
+	double lo, hi, gz_wall;
+	struct times t;
 	struct stat sb;
-	int keep = 0, c, failed = 0, rc;
+	int keep = 0, c, failed = 0, rc, fd;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -367,7 +572,7 @@ main(int argc, char **argv)
 		close(fd);
 		snprintf(sizebuf, sizeof(sizebuf), "%" PRIu64, size);
 		snprintf(seedbuf, sizeof(seedbuf), "%" PRIu64, seed);
-		rc = run_child(gargv, &secs, &grss);
+		rc = run_child(gargv, &t, &grss);
 		if (rc != 0 || stat(path, &sb) != 0) {
 			fprintf(stderr, PROG ": %s failed (%d)\n", gen, rc);
 			unlink(path);
@@ -375,71 +580,108 @@ main(int argc, char **argv)
 		}
 		printf("generated %s: %.1f MB in %.2f s (%.0f MB/s), "
 		    "gen_dump peak RSS %.1f MiB\n", path, (double)sb.st_size / 1e6,
-		    secs, (double)sb.st_size / 1e6 / secs, (double)grss / 1024);
+		    t.wall, (double)sb.st_size / 1e6 / t.wall,
+		    (double)grss / 1024);
 		dump = path;
 	} else if (stat(dump, &sb) != 0) {
 		fprintf(stderr, PROG ": %s: %s\n", dump, strerror(errno));
 		return 1;
 	} else {
 		/* Into the page cache first, as a generated one is. */
-		floor_run(dump, &secs, &records, &damage);
+		floor_run(dump, &t, &records, &damage);
 	}
 	mb = (double)sb.st_size / 1e6;
+	snprintf(gzpath, sizeof(gzpath), "%s/rtprof-bench-XXXXXX.json.gz",
+	    tmpdir && *tmpdir ? tmpdir : "/tmp");
+	fd = mkstemps(gzpath, 8);
+	if (fd < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", gzpath, strerror(errno));
+		return 1;
+	}
+	close(fd);
+	print_load("before");
 
 	/* Interleaved, so that a noisy period hits every step alike. */
 	for (uint64_t i = 0; i < runs; i++) {
 		char *cargv[] = { (char *)conv, (char *)dump, "-o", "/dev/null",
 		    "-q", NULL };
+		char *gargv[] = { (char *)conv, (char *)dump, "-o", gzpath,
+		    "-q", NULL };
 		char *pargv[] = { (char *)conv, "--format", "pprof",
 		    (char *)dump, "-o", "/dev/null", "-q", NULL };
 
-		rc = floor_run(dump, &secs, &records, &damage);
+		rc = floor_run(dump, &t, &records, &damage);
 		if (rc != 0 || damage != 0) {
 			fprintf(stderr, PROG ": floor: rc %d, %" PRIu64
 			    " damage reports\n", rc, damage);
 			failed = 1;
 		}
-		fl.mbps[fl.n++] = mb / secs;
-		rc = msgpack_run(dump, &secs, &objects);
-		if (rc != 0) {
+		series_add(&fl, mb, &t);
+		if ((rc = msgpack_run(dump, false, &t, &objects)) != 0) {
 			fprintf(stderr, PROG ": msgpack: %s\n", strerror(-rc));
 			failed = 1;
 		}
-		mp.mbps[mp.n++] = mb / secs;
-		rc = run_child(cargv, &secs, &rss[i]);
-		if (rc != 0) {
+		series_add(&mp, mb, &t);
+		if ((rc = msgpack_run(dump, true, &t, &zobjects)) != 0 ||
+		    zobjects != objects) {
+			fprintf(stderr, PROG ": msgpack, one zone per frame: "
+			    "%s\n", strerror(-rc));
+			failed = 1;
+		}
+		series_add(&mz, mb, &t);
+		if (json_run(&t, &jbytes) != 0)
+			failed = 1;
+		series_add(&js, (double)jbytes / 1e6, &t);
+		if ((rc = run_child(cargv, &t, &rss)) != 0) {
 			fprintf(stderr, PROG ": %s exited with %d\n", conv, rc);
 			failed = 1;
 		}
-		cv.mbps[cv.n++] = mb / secs;
-		if (rss[i] > rss_max)
-			rss_max = rss[i];
-		rc = run_child(pargv, &secs, &pp_rss);
-		if (rc != 0) {
+		series_add(&cv, mb, &t);
+		rss_max = rss > rss_max ? rss : rss_max;
+		if ((rc = run_child(gargv, &t, &rss)) != 0) {
+			fprintf(stderr, PROG ": %s (.json.gz) exited with %d\n",
+			    conv, rc);
+			failed = 1;
+		}
+		series_add(&gz, mb, &t);
+		rss_max = rss > rss_max ? rss : rss_max;
+		if ((rc = run_child(pargv, &t, &rss)) != 0) {
 			fprintf(stderr, PROG ": %s --format pprof exited with "
 			    "%d\n", conv, rc);
 			failed = 1;
 		}
-		pp.mbps[pp.n++] = mb / secs;
-		if (pp_rss > pp_rss_max)
-			pp_rss_max = pp_rss;
+		series_add(&pp, mb, &t);
+		pp_rss_max = rss > pp_rss_max ? rss : pp_rss_max;
 	}
+	if (stat(gzpath, &sb) != 0)
+		sb.st_size = 0;
+	unlink(gzpath);
 	printf("dump %s: %.1f MB, %" PRIu64 " records, %" PRIu64
 	    " msgpack objects\n", dump, mb, records, objects);
 	report(&fl, &floor_med);
 	report(&mp, &mp_med);
+	report(&mz, &mz_med);
+	report(&js, &js_med);
 	report(&cv, &conv_med);
+	report(&gz, &gz_med);
 	report(&pp, &pp_med);
-	printf("  ratio    convert / msgpack-c floor = %.2f (target >= 0.5); "
-	    "convert / reader = %.2f; reader / msgpack = %.2f\n",
-	    conv_med / mp_med, conv_med / floor_med, floor_med / mp_med);
+	gz_wall = stats(gz.wall_s, gz.n, &lo, &hi);
+	printf("  (json: MB of JSON written, %.1f MB a run; conv-gz: "
+	    "%.1f MB of .json.gz)\n", (double)jbytes / 1e6,
+	    (double)sb.st_size / 1e6);
+	printf("  ratio    conv-gz / fair floor (mp-zone) = %.2f (target >= "
+	    "0.8); convert / fair floor = %.2f\n", gz_med / mz_med,
+	    conv_med / mz_med);
+	printf("           convert / reader = %.2f; reader / mp-zone = %.2f; "
+	    "mp-zone / msgpack = %.2f (CPU time)\n", conv_med / floor_med,
+	    floor_med / mz_med, mz_med / mp_med);
+	printf("  conv-gz  wall %.2f s median (%.2f-%.2f) for %.1f MB\n",
+	    gz_wall, lo, hi, mb);
 	printf("  ratio    pprof / convert = %.2f\n", pp_med / conv_med);
 	printf("  peak RSS msgpack2gecko %.1f MiB (largest of %d runs; target "
-	    "< 256 MiB for a 1 GiB dump), --format pprof %.1f MiB\n",
-	    (double)rss_max / 1024, cv.n, (double)pp_rss_max / 1024);
-	getrusage(RUSAGE_SELF, &self);
-	printf("  peak RSS this process (floor + msgpack) %.1f MiB\n",
-	    (double)self.ru_maxrss / 1024);
+	    "<= 256 MiB for a 1 GiB dump), --format pprof %.1f MiB\n",
+	    (double)rss_max / 1024, 2 * cv.n, (double)pp_rss_max / 1024);
+	print_load("after");
 	if (dump == path) {
 		if (keep)
 			printf("kept %s\n", path);

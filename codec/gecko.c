@@ -56,8 +56,12 @@ thread_get(struct gsess *g, int64_t tid)
 
 	if (g->th_last < g->nth && g->th[g->th_last].tid == tid)
 		return &g->th[g->th_last];
-	i = rtprof_idmap_get(&g->th_idx, tid);
+	if (g->th_prev < g->nth && g->th[g->th_prev].tid == tid)
+		i = (int64_t)g->th_prev;
+	else
+		i = rtprof_idmap_get(&g->th_idx, tid);
 	if (i >= 0) {
+		g->th_prev = g->th_last;
 		g->th_last = (size_t)i;
 		return &g->th[i];
 	}
@@ -69,6 +73,7 @@ thread_get(struct gsess *g, int64_t tid)
 		gecko_fail(g, -ENOMEM);
 		return NULL;
 	}
+	g->th_prev = g->th_last;
 	g->th_last = g->nth - 1;
 	return &g->th[g->nth - 1];
 }

@@ -105,9 +105,7 @@ counter_value(struct gsess *g, uint32_t id, uint64_t t, int64_t v)
 		return g->err;
 	memset(&cv, 0, sizeof(cv));     /* no padding bytes in the file */
 	cv.key = time_key(g, t);
-	cv.t = t;
 	cv.v = v;
-	cv.seq = g->seq++;
 	note_time(g, t);
 	gc->ns++;
 	return spill_put(g, &gc->vs, sizeof(cv), &cv, sizeof(cv));
@@ -167,6 +165,11 @@ struct cval_ctx {
 	struct gcval held;              /* a marker waiting for its end */
 	uint64_t inwin, written;
 	double last_ms;                 /* time of the last row written */
+	/* Markers: the same for every value, made at the first one. */
+	bool named;
+	int64_t name;                   /* stringTable index of its name */
+	uint32_t cat;                   /* category written */
+	char schema[300];               /* its graph's schema name */
 };
 
 static int
@@ -177,7 +180,7 @@ cval_count(void *ctx, const void *rec, size_t n)
 
 	(void)n;
 	memcpy(&v, rec, sizeof(v));
-	c->inwin += in_win(c->g, gecko_ms(c->g, v.t));
+	c->inwin += in_win(c->g, gecko_ms(c->g, key_ticks(c->g, v.key)));
 	return 0;
 }
 
@@ -200,7 +203,7 @@ cval_take(struct cval_ctx *c, const struct gcval *v)
 {
 	if (c->have_prev && v->v == c->prev)
 		return false;
-	return in_win(c->g, gecko_ms(c->g, v->t));
+	return in_win(c->g, gecko_ms(c->g, key_ticks(c->g, v->key)));
 }
 
 /* A memory counter row: the change since the previous level. */
@@ -229,7 +232,7 @@ cval_memory(void *ctx, const void *rec, size_t n)
 	memcpy(&v, rec, sizeof(v));
 	if (!cval_take(c, &v))
 		return 0;
-	t = gecko_ms(c->g, v.t);
+	t = gecko_ms(c->g, key_ticks(c->g, v.key));
 	if (c->written == 0)
 		cval_row(c->j, t - GECKO_COUNTER_LEAD_MS, 0);
 	cval_row(c->j, t, (int64_t)((uint64_t)v.v - (uint64_t)(c->written ?
@@ -251,22 +254,22 @@ write_memory_counter(struct gsess *g, struct json *j,
 	char buf[64];
 
 	json_obj(j);
-	json_key(j, "name");
+	json_key_lit(j, "name");
 	json_str(j, counter_name(c, buf, sizeof(buf)));
-	json_key(j, "category");
+	json_key_lit(j, "category");
 	json_str(j, "Memory");
-	json_key(j, "description");
+	json_key_lit(j, "description");
 	json_str(j, counter_description(c));
-	json_key(j, "samples");
+	json_key_lit(j, "samples");
 	json_obj(j);
-	json_key(j, "schema");
+	json_key_lit(j, "schema");
 	json_obj(j);
-	json_key(j, "time");
+	json_key_lit(j, "time");
 	json_u64(j, 0);
-	json_key(j, "count");
+	json_key_lit(j, "count");
 	json_u64(j, 1);
 	json_obj_end(j);
-	json_key(j, "data");
+	json_key_lit(j, "data");
 	json_arr(j);
 	spill_get(g, c->vs, cval_memory, &cx);
 	/* The last level lasts to the end (no change: a row of 0). */
@@ -281,7 +284,7 @@ write_memory_counter(struct gsess *g, struct json *j,
 void
 write_counters(struct gsess *g, struct json *j)
 {
-	json_key(j, "counters");
+	json_key_lit(j, "counters");
 	json_arr(j);
 	for (size_t i = 0; i < g->nctr; i++) {
 		struct gecko_counter_view v;
@@ -304,44 +307,44 @@ write_counter_schema(struct gsess *g, struct json *j,
 
 	gecko_counter_schema_name(cname, name, sizeof(name));
 	json_obj(j);
-	json_key(j, "name");
+	json_key_lit(j, "name");
 	json_str(j, name);
-	json_key(j, "display");         /* the graph only */
+	json_key_lit(j, "display");         /* the graph only */
 	json_arr(j);
 	json_arr_end(j);
-	json_key(j, "tooltipLabel");
+	json_key_lit(j, "tooltipLabel");
 	json_str(j, "{marker.name}: {marker.data.value}");
-	json_key(j, "tableLabel");
+	json_key_lit(j, "tableLabel");
 	json_str(j, "{marker.data.value}");
-	json_key(j, "chartLabel");
+	json_key_lit(j, "chartLabel");
 	json_str(j, "{marker.data.value}");
-	json_key(j, "description");
+	json_key_lit(j, "description");
 	json_str(j, counter_description(c));
-	json_key(j, "data");
+	json_key_lit(j, "data");
 	json_arr(j);
 	json_obj(j);
-	json_key(j, "key");
+	json_key_lit(j, "key");
 	json_str(j, "value");
-	json_key(j, "label");
+	json_key_lit(j, "label");
 	json_str(j, v->show == GECKO_SHOW_COUNT ? "Count" : "Value");
-	json_key(j, "format");
+	json_key_lit(j, "format");
 	json_str(j, v->format);
 	json_obj_end(j);
 	json_obj(j);
-	json_key(j, "label");
+	json_key_lit(j, "label");
 	json_str(j, "Description");
-	json_key(j, "value");
+	json_key_lit(j, "value");
 	json_str(j, counter_description(c));
 	json_obj_end(j);
 	json_arr_end(j);
-	json_key(j, "graphs");
+	json_key_lit(j, "graphs");
 	json_arr(j);
 	json_obj(j);
-	json_key(j, "key");
+	json_key_lit(j, "key");
 	json_str(j, "value");
-	json_key(j, "type");
+	json_key_lit(j, "type");
 	json_str(j, v->graph);
-	json_key(j, "color");
+	json_key_lit(j, "color");
 	json_str(j, v->show == GECKO_SHOW_COUNT ? "red" : "blue");
 	json_obj_end(j);
 	json_arr_end(j);
@@ -382,21 +385,27 @@ static void
 write_counter_marker(struct cval_ctx *c, const struct gcval *v, double t0,
     double t1)
 {
-	char buf[64], name[300];
-	const char *cname = counter_name(c->c, buf, sizeof(buf));
 	struct json *j = c->j;
 
-	gecko_counter_schema_name(cname, name, sizeof(name));
+	if (!c->named) {
+		char buf[64];
+		const char *cname = counter_name(c->c, buf, sizeof(buf));
+
+		gecko_counter_schema_name(cname, c->schema, sizeof(c->schema));
+		c->name = tout_intern(c->g, c->to, cname, strlen(cname));
+		c->cat = out_cat(c->g, counter_cat(c->g, c->c));
+		c->named = true;
+	}
 	json_arr(j);
-	json_i64(j, tout_intern(c->g, c->to, cname, strlen(cname)));
+	json_i64(j, c->name);
 	json_f64(j, t0);
 	json_f64(j, t1 >= t0 ? t1 : t0);
 	json_u64(j, 1);
-	json_u64(j, out_cat(c->g, counter_cat(c->g, c->c)));
+	json_u64(j, c->cat);
 	json_obj(j);
-	json_key(j, "type");
-	json_str(j, name);
-	json_key(j, "value");
+	json_key_lit(j, "type");
+	json_str(j, c->schema);
+	json_key_lit(j, "value");
 	if (c->view.scale == 1.0)
 		json_i64(j, v->v);
 	else
@@ -420,7 +429,7 @@ cval_marker(void *ctx, const void *rec, size_t n)
 	memcpy(&v, rec, sizeof(v));
 	if (c->have_prev && v.v == c->prev)
 		return 0;
-	t = gecko_ms(c->g, v.t);
+	t = gecko_ms(c->g, key_ticks(c->g, v.key));
 	if (t > c->g->win_b)
 		return 1;               /* sorted: nothing more to write */
 	if (c->have_held && t >= c->g->win_a)

@@ -71,28 +71,24 @@ sym_get(struct gsess *g)
 	return g->sym;
 }
 
-/*
- * C++ names read as people write them: libstdc++'s demangler (the C ABI
- * entry point; the converter links libstdc++, which every C++ program on
- * the machine has too). Return: a malloc'ed name, or NULL to keep @name.
- */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
-    int *status);
-
-static char *
-demangle(const char *name)
+/* "0x" and @v in lower-case hex, no leading zeros, into @b (19 bytes);
+ * returns the length (what "0x%" PRIx64 prints, without its cost). */
+static size_t
+hex_addr(char *b, uint64_t v)
 {
-	int status = 0;
-	char *d;
+	static const char hex[] = "0123456789abcdef";
+	char tmp[16], *p = tmp + sizeof(tmp);
+	size_t n;
 
-	if (name[0] != '_' || name[1] != 'Z')
-		return NULL;
-	d = __cxa_demangle(name, NULL, NULL, &status);
-	if (status != 0) {
-		free(d);
-		return NULL;
-	}
-	return d;
+	do {
+		*--p = hex[v & 15];
+		v >>= 4;
+	} while (v != 0);
+	n = (size_t)(tmp + sizeof(tmp) - p);
+	b[0] = '0';
+	b[1] = 'x';
+	memcpy(b + 2, p, n);
+	return n + 2;
 }
 
 /*
@@ -118,7 +114,7 @@ native_location(struct gsess *g, struct tout *to, uint64_t addr, bool ret,
 	    RTPROF_SYM_OK && r.name != NULL && r.module >= 0 &&
 	    (size_t)r.module < g->nmod) {
 		const char *lib = gecko_basename(g->mod[r.module].path);
-		char *dm = demangle(r.name);
+		char *dm = rtprof_demangle(r.name);
 		const char *name = dm != NULL ? dm : r.name;
 		size_t nn = strlen(name), nl = strlen(lib);
 		char *s = malloc(nn + nl + 7);
@@ -147,8 +143,7 @@ native_location(struct gsess *g, struct tout *to, uint64_t addr, bool ret,
 		*line = r.line > 0 ? r.line : 0;
 		return loc;
 	}
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
-	return tout_intern(g, to, buf, strlen(buf));
+	return tout_intern(g, to, buf, hex_addr(buf, addr));
 }
 
 /*

@@ -29,6 +29,7 @@
  * Pipeline, one file a stage (each says its place at its top):
  *   reading (rtprof_gecko_read_fd), one dump at a time:
  *     dump_reader.c     frames and records, checked -> callbacks
+ *                       (dump_int.h: dump_records.c, dump_frames.c)
  *     gecko_read.c      the callbacks: one struct gsess per session
  *     gecko_markers.c   marker records -> paired markers, spilled
  *     gecko_stacks.c    SAMPLE/SAME/BACKTRACE -> raw stack trees, samples
@@ -111,23 +112,25 @@ struct gmark {
  * UINT64_MAX after the session's start.
  */
 struct gsample {
-	uint64_t key;
-	uint64_t t;
-	uint32_t seq;
+	uint64_t key;                   /* time_key(t): the time too */
 	bool idle;
 };
+
+/* Bytes of a spilled record (no padding; the spill keeps records in
+ * arrival order among equal keys). */
+#define GSAMPLE_REC (offsetof(struct gsample, idle) + sizeof(bool))
 
 /*
  * A sampler sample (SAMPLE or SAME record) of a thread: kept compact, the
  * stack is a node of the thread's raw stack tree.
  */
 struct gsmp {
-	uint64_t key;                   /* time_key(t) */
-	uint64_t t;
+	uint64_t key;                   /* time_key(t): the time too */
 	uint64_t cpu_ns;
 	uint32_t stack;                 /* index into gthread.rs, or GSMP_CB_* */
-	uint32_t seq;                   /* arrival order, for a stable sort */
 };
+
+#define GSMP_REC (offsetof(struct gsmp, stack) + sizeof(uint32_t))
 
 /*
  * The start and the end of an "Audio callback" interval of the thread,
@@ -268,10 +271,8 @@ struct gschema {
 };
 
 struct gcval {
-	uint64_t key;                   /* time_key(t) */
-	uint64_t t;
+	uint64_t key;                   /* time_key(t): the time too */
 	int64_t v;
-	uint32_t seq;
 };
 
 struct gcounter {
@@ -393,7 +394,9 @@ struct gsess {
 	size_t nimg, imgcap;
 	struct gthread *th;
 	size_t nth, thcap;
-	size_t th_last;                 /* lookup cache */
+	/* Lookup cache: the last two threads looked up (a sampler's
+	 * records alternate between it and the sampled thread). */
+	size_t th_last, th_prev;
 	struct rtprof_idmap th_idx;            /* tid -> th[] */
 	struct gschema *schema;         /* as declared (schema_of()) */
 	size_t nschema, schemacap;
@@ -419,6 +422,10 @@ struct gsess {
 	struct rtprof_symbolizer *sym;
 	bool sym_tried;
 	uint64_t sym_addrs, sym_resolved;
+
+	/* gecko_ms()'s ns per tick, fixed once the dump is read. */
+	bool nspt_ready;
+	double nspt;
 };
 
 /* One dump: its sessions, the decoder's statistics and damage reports. */
@@ -477,10 +484,10 @@ clock_rate_ok(double ticks_per_second)
 	    ticks_per_second <= CLOCK_RATE_MAX;
 }
 
+/* gecko_ms()'s ns per tick (see there). */
 static inline double
-gecko_ms(const struct gsess *g, uint64_t ticks)
+gecko_ns_per_tick(const struct gsess *g)
 {
-	double dt = (double)(int64_t)(ticks - g->start_ticks);
 	double ns_per_tick = 1e9 / g->ticks_per_second;
 
 	if (g->have_trailer && g->stop_ticks > g->start_ticks &&
@@ -492,7 +499,15 @@ gecko_ms(const struct gsess *g, uint64_t ticks)
 		if (clock_rate_ok(1e9 / measured))
 			ns_per_tick = measured;
 	}
-	return dt * ns_per_tick / 1e6;
+	return ns_per_tick;
+}
+
+static inline double
+gecko_ms(const struct gsess *g, uint64_t ticks)
+{
+	double dt = (double)(int64_t)(ticks - g->start_ticks);
+
+	return dt * (g->nspt_ready ? g->nspt : gecko_ns_per_tick(g)) / 1e6;
 }
 
 /*
@@ -504,6 +519,13 @@ static inline uint64_t
 time_key(const struct gsess *g, uint64_t t)
 {
 	return (t - g->start_ticks) ^ (1ull << 63);
+}
+
+/* The inverse of time_key(): the tick count of @key. */
+static inline uint64_t
+key_ticks(const struct gsess *g, uint64_t key)
+{
+	return (key ^ (1ull << 63)) + g->start_ticks;
 }
 
 static inline void
@@ -525,6 +547,7 @@ note_time(struct gsess *g, uint64_t t)
 /* Per-thread output state: tables built while the thread is written. */
 struct tout {
 	struct strtab str;
+	struct pmap names;              /* a marker's name -> str (tout_name) */
 	int64_t frame_awake, frame_idle;        /* frameTable rows or -1 */
 	int64_t stack_awake, stack_idle;
 	int64_t nframes, nstacks;

@@ -20,7 +20,7 @@ json_flush(struct json *j)
 }
 
 void
-json_raw(struct json *j, const char *p, size_t n)
+json_raw_slow(struct json *j, const char *p, size_t n)
 {
 	while (n != 0) {
 		size_t room = JSON_BUF - j->len;
@@ -52,9 +52,21 @@ json_strn_body(struct json *j, const char *s, size_t n)
 
 	json_ch(j, '"');
 	while (p < e) {
-		unsigned c = *p;
+		const unsigned char *q = p;
+		unsigned c;
 		size_t len, k;
 		uint32_t cp;
+
+		/* A run of bytes written as they are: one copy. */
+		while (q < e && *q >= 0x20 && *q < 0x80 && *q != '"' &&
+		    *q != '\\')
+			q++;
+		if (q != p) {
+			json_raw(j, (const char *)p, (size_t)(q - p));
+			p = q;
+			continue;
+		}
+		c = *p;
 
 		if (c < 0x80) {
 			if (c == '"' || c == '\\') {
@@ -152,29 +164,32 @@ json_bool(struct json *j, bool v)
 }
 
 
-/* Digits of @v, most significant first, into @out; returns the count. */
+/* "00" to "99": two digits per division. */
+static const char digits2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233"
+    "34353637383940414243444546474849505152535455565758596061626364656667"
+    "6869707172737475767778798081828384858687888990919293949596979899";
+
 size_t
 json_fmt_u64(char *out, uint64_t v)
 {
-	char tmp[20];
-	size_t n = 0, i;
+	char tmp[20], *p = tmp + sizeof(tmp);
+	size_t n;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	for (i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, digits2 + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, digits2 + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	n = (size_t)(tmp + sizeof(tmp) - p);
+	memcpy(out, p, n);
 	return n;
-}
-
-void
-json_u64(struct json *j, uint64_t v)
-{
-	char b[20];
-
-	json_sep(j);
-	json_raw(j, b, json_fmt_u64(b, v));
 }
 
 void
@@ -222,22 +237,20 @@ json_fmt_ms(char *b, double v)
 		b[n++] = '-';
 	n += json_fmt_u64(b + n, ip);
 	if (fp != 0) {
+		size_t k = 6;
+
+		/* Six digits, two at a time, trailing zeros cut. */
 		b[n++] = '.';
-		for (uint64_t d = 100000; d > 0 && fp != 0; d /= 10) {
-			b[n++] = (char)('0' + fp / d);
-			fp %= d;
-		}
+		memcpy(b + n, digits2 + 2 * (fp / 10000), 2);
+		memcpy(b + n + 2, digits2 + 2 * (fp / 100 % 100), 2);
+		memcpy(b + n + 4, digits2 + 2 * (fp % 100), 2);
+		while (b[n + k - 1] == '0')
+			k--;
+		n += k;
 	}
 	return n;
 }
 
-/* An element already formatted as JSON (@p, @n bytes). */
-void
-json_elem(struct json *j, const char *p, size_t n)
-{
-	json_sep(j);
-	json_raw(j, p, n);
-}
 
 void
 json_f64(struct json *j, double v)

@@ -43,8 +43,20 @@ struct json {
 /* Hand the buffered bytes to j->write. */
 void json_flush(struct json *j);
 
+/* json_raw()'s way when the bytes do not fit in the buffer. */
+void json_raw_slow(struct json *j, const char *p, size_t n);
+
 /* Bytes @p[0..@n) as they are (already JSON). */
-void json_raw(struct json *j, const char *p, size_t n);
+static inline void
+json_raw(struct json *j, const char *p, size_t n)
+{
+	if (n <= JSON_BUF - j->len) {
+		memcpy(j->buf + j->len, p, n);
+		j->len += n;
+		return;
+	}
+	json_raw_slow(j, p, n);
+}
 
 static inline void
 json_ch(struct json *j, char c)
@@ -101,18 +113,46 @@ void json_strn(struct json *j, const char *s, size_t n);
 void json_str(struct json *j, const char *s);
 /* An object key (a C string); the next value is its value. */
 void json_key(struct json *j, const char *k);
+
+/* A key given already quoted with its colon (@quoted[0..@n)). */
+static inline void
+json_key_raw(struct json *j, const char *quoted, size_t n)
+{
+	json_sep(j);
+	json_raw(j, quoted, n);
+	j->after_key = true;
+}
+
+/* json_key() of a string literal of plain characters (no quote,
+ * backslash, control or non-ASCII byte), without looking at it. */
+#define json_key_lit(j, k)                                                     \
+	json_key_raw((j), "\"" k "\":", sizeof("\"" k "\":") - 1)
 void json_null(struct json *j);
 void json_bool(struct json *j, bool v);
-void json_u64(struct json *j, uint64_t v);
 void json_i64(struct json *j, int64_t v);
 /* A double; NaN and infinities are null. */
 void json_f64(struct json *j, double v);
-/* An element already formatted as JSON (@p, @n bytes). */
-void json_elem(struct json *j, const char *p, size_t n);
 
 /* Digits of @v, most significant first, into @out (20 bytes); returns
  * the count. */
 size_t json_fmt_u64(char *out, uint64_t v);
+
+static inline void
+json_u64(struct json *j, uint64_t v)
+{
+	char b[20];
+
+	json_sep(j);
+	json_raw(j, b, json_fmt_u64(b, v));
+}
+
+/* An element already formatted as JSON (@p, @n bytes). */
+static inline void
+json_elem(struct json *j, const char *p, size_t n)
+{
+	json_sep(j);
+	json_raw(j, p, n);
+}
 
 /*
  * @v with at most 6 decimals (ns in ms), trailing zeros cut, into @b (at

@@ -154,18 +154,14 @@ callback_add(struct gsess *g, struct gthread *th, const struct gmark *m)
 	struct gsmp s;
 
 	memset(&s, 0, sizeof(s));
-	s.t = m->t0 != 0 ? m->t0 - 1 : 0;
-	s.key = time_key(g, s.t);
+	s.key = time_key(g, m->t0 != 0 ? m->t0 - 1 : 0);
 	s.stack = GSMP_CB_BEGIN;
-	s.seq = g->seq++;
-	if (spill_put(g, &th->smps, sizeof(s), &s, sizeof(s)) != 0)
+	if (spill_put(g, &th->smps, GSMP_REC, &s, GSMP_REC) != 0)
 		return g->err;
-	s.t = m->t1 != UINT64_MAX ? m->t1 + 1 : m->t1;
-	s.key = time_key(g, s.t);
+	s.key = time_key(g, m->t1 != UINT64_MAX ? m->t1 + 1 : m->t1);
 	s.stack = GSMP_CB_END;
-	s.seq = g->seq++;
 	th->ncb++;
-	return spill_put(g, &th->smps, sizeof(s), &s, sizeof(s));
+	return spill_put(g, &th->smps, GSMP_REC, &s, GSMP_REC);
 }
 
 /* A finished marker: pending until the thread's next record. */

@@ -478,11 +478,9 @@ sample_add(struct gsess *g, struct gthread *th, uint64_t t, bool idle)
 
 	memset(&s, 0, sizeof(s));
 	s.key = time_key(g, t);
-	s.t = t;
-	s.seq = g->seq++;
 	s.idle = idle;
 	th->ns++;
-	return spill_put(g, &th->ps, sizeof(s), &s, sizeof(s));
+	return spill_put(g, &th->ps, GSAMPLE_REC, &s, GSAMPLE_REC);
 }
 
 /* OVERHEAD: a marker on the sampler thread, and the session's totals. */
@@ -737,6 +735,11 @@ rtprof_gecko_read_fd(struct rtprof_gecko *g, int fd,
 	g->cur = NULL;
 	for (size_t i = 0; i < g->nsess; i++)
 		markers_close(g->sess[i]);
+	/* Every session's clock is known now: its rate computed once. */
+	for (size_t i = 0; i < g->nsess; i++) {
+		g->sess[i]->nspt = gecko_ns_per_tick(g->sess[i]);
+		g->sess[i]->nspt_ready = true;
+	}
 	for (size_t i = 0; i < g->nsess && g->err == 0; i++)
 		g->err = g->sess[i]->err;
 	/*

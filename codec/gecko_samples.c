@@ -18,7 +18,7 @@
 void
 write_table_schema(struct json *j, const char *const *cols, size_t n)
 {
-	json_key(j, "schema");
+	json_key_lit(j, "schema");
 	json_obj(j);
 	for (size_t i = 0; i < n; i++) {
 		json_key(j, cols[i]);
@@ -94,9 +94,9 @@ ph_record(void *ctx, const void *rec, size_t n)
 	struct gsample s;
 
 	(void)n;
-	memcpy(&s, rec, sizeof(s));
+	memcpy(&s, rec, GSAMPLE_REC);
 	if (s.idle != c->idle)          /* a change of state */
-		ph_step(c, gecko_ms(c->g, s.t), s.idle);
+		ph_step(c, gecko_ms(c->g, key_ticks(c->g, s.key)), s.idle);
 	return 0;
 }
 
@@ -126,10 +126,10 @@ write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
 	loc = tout_intern(g, to, tname, strlen(tname));
 	to->frame_awake = to->frame_idle = -1;
 	to->stack_awake = to->stack_idle = -1;
-	json_key(j, "samples");
+	json_key_lit(j, "samples");
 	json_obj(j);
 	write_table_schema(j, sample_cols, 3);
-	json_key(j, "data");
+	json_key_lit(j, "data");
 	json_arr(j);
 	first = reg > 0.0 ? reg : 0.0;
 	to->stack_awake = 0;
@@ -161,10 +161,10 @@ write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
 	json_arr_end(j);
 	json_obj_end(j);
 
-	json_key(j, "stackTable");
+	json_key_lit(j, "stackTable");
 	json_obj(j);
 	write_table_schema(j, stack_cols, 2);
-	json_key(j, "data");
+	json_key_lit(j, "data");
 	json_arr(j);
 	json_arr(j);
 	json_null(j);
@@ -181,10 +181,10 @@ write_placeholder(struct gsess *g, struct json *j, struct gthread *th,
 	json_arr_end(j);
 	json_obj_end(j);
 
-	json_key(j, "frameTable");
+	json_key_lit(j, "frameTable");
 	json_obj(j);
 	write_table_schema(j, frame_cols, 8);
-	json_key(j, "data");
+	json_key_lit(j, "data");
 	json_arr(j);
 	for (int f = 0; f < 2; f++) {
 		if (f == 1 && to->frame_idle < 0)
@@ -256,7 +256,7 @@ smp_record(void *ctx, const void *rec, size_t n)
 	double t;
 
 	(void)n;
-	memcpy(&s, rec, sizeof(s));
+	memcpy(&s, rec, GSMP_REC);
 	if (cb_depth_step(&c->depth, &s))
 		return 0;
 	if (c->depth != 0 && s.stack < c->th->nrs &&
@@ -270,7 +270,7 @@ smp_record(void *ctx, const void *rec, size_t n)
 		c->first = s;
 		c->have_first = true;
 	}
-	t = gecko_ms(c->g, s.t);
+	t = gecko_ms(c->g, key_ticks(c->g, s.key));
 	if (t < c->g->win_a) {
 		c->before = s;
 		c->have_before = true;
@@ -333,10 +333,10 @@ write_sampled(struct gsess *g, struct json *j, struct gthread *th,
 	    "eventDelay", "threadCPUDelta" };
 	struct smp_ctx c = { .g = g, .j = j, .th = th, .o = o };
 
-	json_key(j, "samples");
+	json_key_lit(j, "samples");
 	json_obj(j);
 	write_table_schema(j, sample_cols, 4);
-	json_key(j, "data");
+	json_key_lit(j, "data");
 	json_arr(j);
 	/* In time order (the spill sorts when they did not arrive so). */
 	if (ok)
@@ -351,20 +351,20 @@ write_sampled(struct gsess *g, struct json *j, struct gthread *th,
 	json_arr_end(j);
 	json_obj_end(j);
 
-	json_key(j, "stackTable");
+	json_key_lit(j, "stackTable");
 	json_obj(j);
 	write_table_schema(j, stack_cols, 2);
-	json_key(j, "data");
+	json_key_lit(j, "data");
 	json_arr(j);
 	if (ok)
 		write_stack_rows(j, o, 0);
 	json_arr_end(j);
 	json_obj_end(j);
 
-	json_key(j, "frameTable");
+	json_key_lit(j, "frameTable");
 	json_obj(j);
 	write_table_schema(j, frame_cols, 8);
-	json_key(j, "data");
+	json_key_lit(j, "data");
 	json_arr(j);
 	if (ok)
 		write_frame_rows(j, o);

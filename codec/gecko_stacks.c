@@ -89,66 +89,84 @@ smp_add(struct gsess *g, struct gthread *th, uint64_t t, uint64_t cpu_ns,
 		return g->err;
 	memset(&s, 0, sizeof(s));
 	s.key = time_key(g, t);
-	s.t = t;
 	s.cpu_ns = cpu_ns;
 	s.stack = (uint32_t)node;
-	s.seq = g->seq++;
 	if (!th->has_first || t < th->first_ticks) {
 		th->first_ticks = t;
 		th->has_first = true;
 	}
 	th->nsmp++;
-	return spill_put(g, &th->smps, sizeof(s), &s, sizeof(s));
+	return spill_put(g, &th->smps, GSMP_REC, &s, GSMP_REC);
 }
 
-/* The key of a recorded stack: [n | idle << 32, mask words, frames]. */
-static size_t
+/*
+ * The key of a recorded stack: its head [n | idle << 32 | epoch << 40,
+ * mask words], then its frames, read where the record has them (a
+ * sample whose stack was seen before copies nothing).
+ */
+#define SKEY_HEAD (1 + RTPROF_REC_MASK_WORDS)
+
+struct skey {
+	uint64_t head[SKEY_HEAD];
+	const uint64_t *frames;
+	unsigned n;
+};
+
+static void
 scache_key(const struct rtprof_rec_view *r, unsigned n, bool idle,
-    uint16_t epoch, uint64_t *key)
+    uint16_t epoch, struct skey *k)
 {
-	key[0] = (uint64_t)n | (uint64_t)idle << 32 | (uint64_t)epoch << 40;
-	memcpy(key + 1, r->label_mask, RTPROF_REC_MASK_WORDS * 8);
-	memcpy(key + 1 + RTPROF_REC_MASK_WORDS, r->frames, (size_t)n * 8);
-	return 1 + RTPROF_REC_MASK_WORDS + n;
+	k->head[0] = (uint64_t)n | (uint64_t)idle << 32 |
+	    (uint64_t)epoch << 40;
+	memcpy(k->head + 1, r->label_mask, RTPROF_REC_MASK_WORDS * 8);
+	k->frames = r->frames;
+	k->n = n;
 }
 
-/* Four independent lanes: no multiply waits for the previous one. */
+/* Four independent lanes over the frames (no multiply waits for the
+ * previous one), the head folded in. */
 static uint64_t
-scache_hash(const uint64_t *key, size_t words)
+scache_hash(const struct skey *k)
 {
 	uint64_t h[4] = { 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
 	    0x165667b19e3779f9ull, 0x27d4eb2f165667c5ull };
+	const uint64_t *f = k->frames;
 	size_t i = 0;
 
-	for (; i + 4 <= words; i += 4)
-		for (int k = 0; k < 4; k++)
-			h[k] = (h[k] ^ key[i + k]) * 0xbf58476d1ce4e5b9ull;
-	for (; i < words; i++)
-		h[i & 3] = (h[i & 3] ^ key[i]) * 0xbf58476d1ce4e5b9ull;
-	for (int k = 1; k < 4; k++)
-		h[0] = (h[0] ^ (h[k] >> 29) ^ h[k]) * 0x94d049bb133111ebull;
+	for (; i + 4 <= k->n; i += 4)
+		for (int l = 0; l < 4; l++)
+			h[l] = (h[l] ^ f[i + l]) * 0xbf58476d1ce4e5b9ull;
+	for (; i < k->n; i++)
+		h[i & 3] = (h[i & 3] ^ f[i]) * 0xbf58476d1ce4e5b9ull;
+	for (i = 0; i < SKEY_HEAD; i++)
+		h[i & 3] = (h[i & 3] ^ k->head[i]) * 0xbf58476d1ce4e5b9ull;
+	for (int l = 1; l < 4; l++)
+		h[0] = (h[0] ^ (h[l] >> 29) ^ h[l]) * 0x94d049bb133111ebull;
 	return h[0] ^ h[0] >> 31;
 }
 
-/* Return: the leaf node cached for @key, or -1. */
+/* Return: the leaf node cached for @k, or -1. */
 static int64_t
-scache_get(const struct scache *c, const uint64_t *key, size_t words,
-    uint64_t h)
+scache_get(const struct scache *c, const struct skey *k, uint64_t h)
 {
 	if (c->nslot == 0)
 		return -1;
 	for (size_t i = (size_t)h & (c->nslot - 1); c->e[i].key != NULL;
 	    i = (i + 1) & (c->nslot - 1))
-		if (c->e[i].hash == h && c->e[i].key[0] == key[0] &&
-		    memcmp(c->e[i].key, key, words * 8) == 0)
+		if (c->e[i].hash == h && c->e[i].key[0] == k->head[0] &&
+		    memcmp(c->e[i].key, k->head, sizeof(k->head)) == 0 &&
+		    memcmp(c->e[i].key + SKEY_HEAD, k->frames,
+		    (size_t)k->n * 8) == 0)
 			return c->e[i].node;
 	return -1;
 }
 
+/* @k kept (head and frames in one array) with its leaf @node. */
 static int
-scache_put(struct scache *c, const uint64_t *key, size_t words, uint64_t h,
+scache_put(struct scache *c, const struct skey *sk, uint64_t h,
     uint32_t node)
 {
+	size_t words = SKEY_HEAD + sk->n;
 	uint64_t *k;
 	size_t i;
 
@@ -173,7 +191,8 @@ scache_put(struct scache *c, const uint64_t *key, size_t words, uint64_t h,
 	k = malloc(words * 8);
 	if (k == NULL)
 		return -ENOMEM;
-	memcpy(k, key, words * 8);
+	memcpy(k, sk->head, sizeof(sk->head));
+	memcpy(k + SKEY_HEAD, sk->frames, (size_t)sk->n * 8);
 	for (i = (size_t)h & (c->nslot - 1); c->e[i].key != NULL;
 	    i = (i + 1) & (c->nslot - 1))
 		;
@@ -204,8 +223,8 @@ stacks_sample(struct gsess *g, const struct rtprof_rec_view *r)
 	struct gthread *th = thread_get(g, r->tid);
 	bool idle = (r->flags & RTPROF_SAMPLE_ASLEEP) != 0, kern;
 	unsigned n = r->frames != NULL ? r->nframes : 0, last_native = n;
-	uint64_t key[1 + RTPROF_REC_MASK_WORDS + RTPROF_REC_MAX_FRAMES], h = 0;
-	size_t words = 0;
+	struct skey key;
+	uint64_t h = 0;
 	uint32_t prefix1 = 0;
 	int64_t node = -1;
 	uint16_t epoch = epoch_at(g, r->t0);
@@ -227,14 +246,16 @@ stacks_sample(struct gsess *g, const struct rtprof_rec_view *r)
 	if (n != 0 && !kern) {
 		unsigned labels = 0;
 
-		for (unsigned w = 0; w < RTPROF_REC_MASK_WORDS; w++)
+		/* Once a native frame was seen there is nothing to count. */
+		for (unsigned w = 0; !g->has_native &&
+		    w < RTPROF_REC_MASK_WORDS; w++)
 			labels += (unsigned)__builtin_popcountll(
 			    r->label_mask[w]);
-		if (labels < n)
+		if (!g->has_native && labels < n)
 			g->has_native = true;
-		words = scache_key(r, n, idle, epoch, key);
-		h = scache_hash(key, words);
-		node = scache_get(&th->sc, key, words, h);
+		scache_key(r, n, idle, epoch, &key);
+		h = scache_hash(&key);
+		node = scache_get(&th->sc, &key, h);
 		if (node >= 0) {
 			th->last_stack1 = (uint32_t)node + 1;
 			return smp_add(g, th, r->t0, r->cpu_ns, node);
@@ -270,7 +291,7 @@ stacks_sample(struct gsess *g, const struct rtprof_rec_view *r)
 	if (node < 0)
 		return g->err;
 	if (n != 0 && !kern &&
-	    scache_put(&th->sc, key, words, h, (uint32_t)node) != 0)
+	    scache_put(&th->sc, &key, h, (uint32_t)node) != 0)
 		return gecko_fail(g, -ENOMEM);
 	th->last_stack1 = (uint32_t)node + 1;
 	return smp_add(g, th, r->t0, r->cpu_ns, node);
@@ -391,7 +412,7 @@ twin_record(void *ctx, const void *rec, size_t n)
 	struct gsmp s;
 
 	(void)n;
-	memcpy(&s, rec, sizeof(s));
+	memcpy(&s, rec, GSMP_REC);
 	if (cb_depth_step(&c->depth, &s) || c->depth == 0 ||
 	    s.stack >= c->th->nrs || !(c->th->rs[s.stack].kind & RAW_IDLE))
 		return 0;

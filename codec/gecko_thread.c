@@ -89,20 +89,20 @@ write_marker_stack(struct gsess *g, struct json *j, int64_t stack,
     int64_t tid, double t)
 {
 	(void)g;
-	json_key(j, "stack");
+	json_key_lit(j, "stack");
 	json_obj(j);
-	json_key(j, "tid");
+	json_key_lit(j, "tid");
 	json_i64(j, tid);
-	json_key(j, "samples");
+	json_key_lit(j, "samples");
 	json_obj(j);
-	json_key(j, "schema");
+	json_key_lit(j, "schema");
 	json_obj(j);
-	json_key(j, "stack");
+	json_key_lit(j, "stack");
 	json_u64(j, 0);
-	json_key(j, "time");
+	json_key_lit(j, "time");
 	json_u64(j, 1);
 	json_obj_end(j);
-	json_key(j, "data");
+	json_key_lit(j, "data");
 	json_arr(j);
 	json_arr(j);
 	json_i64(j, stack);
@@ -111,29 +111,26 @@ write_marker_stack(struct gsess *g, struct json *j, int64_t stack,
 	json_arr_end(j);
 	json_obj_end(j);
 	json_obj_end(j);
-	json_key(j, "cause");
+	json_key_lit(j, "cause");
 	json_obj(j);
-	json_key(j, "tid");
+	json_key_lit(j, "tid");
 	json_i64(j, tid);
-	json_key(j, "time");
+	json_key_lit(j, "time");
 	json_f64(j, t);
-	json_key(j, "stack");
+	json_key_lit(j, "stack");
 	json_i64(j, stack);
 	json_obj_end(j);
 }
 
-static void
-write_marker(struct gsess *g, struct json *j, struct tout *to,
-    const struct gmark *m, int64_t stack, int64_t tid)
+/* The stringTable index of @m's name (@sc: its schema, typed markers). */
+static int64_t
+marker_name(struct gsess *g, struct tout *to, const struct gmark *m,
+    const struct gschema *sc)
 {
-	const struct gschema *sc = NULL;
 	char buf[64];
 	const char *name;
 	size_t n;
 
-	if (m->kind == RTPROF_REC_TYPED)
-		sc = schema_of(g, m->type);
-	json_arr(j);
 	if (m->kind == GMARK_DROPPED) {
 		name = "Dropped events";
 		n = strlen(name);
@@ -150,7 +147,38 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 	} else {
 		name = string_text(g, m->name, buf, sizeof(buf), &n);
 	}
-	json_i64(j, tout_intern(g, to, name, n));
+	return tout_intern(g, to, name, n);
+}
+
+/*
+ * marker_name(), looked up by (name reference or type, kind) once per
+ * thread: a thread has millions of markers and few names.
+ */
+static int64_t
+marker_name_idx(struct gsess *g, struct tout *to, const struct gmark *m,
+    const struct gschema *sc)
+{
+	uint64_t a = m->kind == RTPROF_REC_TYPED ? m->type : m->name;
+	int64_t i = pmap_get(&to->names, a, m->kind);
+
+	if (i >= 0)
+		return i;
+	i = marker_name(g, to, m, sc);
+	if (g->err == 0 && pmap_put(&to->names, a, m->kind, (size_t)i) != 0)
+		gecko_fail(g, -ENOMEM);
+	return i;
+}
+
+static void
+write_marker(struct gsess *g, struct json *j, struct tout *to,
+    const struct gmark *m, int64_t stack, int64_t tid)
+{
+	const struct gschema *sc = NULL;
+
+	if (m->kind == RTPROF_REC_TYPED)
+		sc = schema_of(g, m->type);
+	json_arr(j);
+	json_i64(j, marker_name_idx(g, to, m, sc));
 	switch (m->phase) {
 	case 0:
 	case 2:
@@ -170,11 +198,11 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 	if (m->kind == GMARK_DROPPED) {
 		json_u64(j, out_cat(g, g->cat_profiler));
 		json_obj(j);
-		json_key(j, "type");
+		json_key_lit(j, "type");
 		json_str(j, GECKO_DROPPED_SCHEMA);
-		json_key(j, "full");
+		json_key_lit(j, "full");
 		json_u64(j, m->nvals > 0 ? m->vals[0].v.u : 0);
-		json_key(j, "nested");
+		json_key_lit(j, "nested");
 		json_u64(j, m->nvals > 1 ? m->vals[1].v.u : 0);
 		json_obj_end(j);
 		json_arr_end(j);
@@ -191,7 +219,7 @@ write_marker(struct gsess *g, struct json *j, struct tout *to,
 	} else {
 		json_obj(j);
 		if (sc != NULL) {
-			json_key(j, "type");
+			json_key_lit(j, "type");
 			json_str(j, sc->name);
 		}
 		for (uint32_t i = 0; sc != NULL && i < sc->nfields &&
@@ -235,7 +263,7 @@ write_pause_marker(struct gsess *g, struct json *j, struct tout *to,
 	json_u64(j, 1);
 	json_u64(j, out_cat(g, g->cat_profiler));
 	json_obj(j);
-	json_key(j, "type");
+	json_key_lit(j, "type");
 	json_str(j, RTPROF_PAUSE_SCHEMA);
 	json_obj_end(j);
 	json_arr_end(j);
@@ -284,21 +312,21 @@ write_overhead_marker(struct gsess *g, struct json *j, struct tout *to,
 	json_u64(j, 1);
 	json_u64(j, out_cat(g, g->cat_profiler));
 	json_obj(j);
-	json_key(j, "type");
+	json_key_lit(j, "type");
 	json_str(j, GECKO_OVERHEAD_SCHEMA);
-	json_key(j, "total");
+	json_key_lit(j, "total");
 	json_u64(j, w->sum[0] + w->sum[1] + w->sum[2]);
-	json_key(j, "ticks");
+	json_key_lit(j, "ticks");
 	json_u64(j, w->ticks);
-	json_key(j, "max");
+	json_key_lit(j, "max");
 	json_u64(j, w->max);
-	json_key(j, "lock");
+	json_key_lit(j, "lock");
 	json_u64(j, w->sum[0]);
-	json_key(j, "threads");
+	json_key_lit(j, "threads");
 	json_u64(j, w->sum[1]);
-	json_key(j, "counters");
+	json_key_lit(j, "counters");
 	json_u64(j, w->sum[2]);
-	json_key(j, "nthreads");
+	json_key_lit(j, "nthreads");
 	json_u64(j, w->nthreads);
 	json_obj_end(j);
 	json_arr_end(j);
@@ -410,19 +438,19 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 		reg = gecko_ms(g, th->first_ticks);
 
 	json_obj(j);
-	json_key(j, "name");
+	json_key_lit(j, "name");
 	json_str(j, main ? "GeckoMain" : tname);
-	json_key(j, "processType");
+	json_key_lit(j, "processType");
 	json_str(j, "default");
-	json_key(j, "processName");
+	json_key_lit(j, "processName");
 	json_str(j, g->out_name);
-	json_key(j, "pid");
+	json_key_lit(j, "pid");
 	json_i64(j, g->out_pid);
-	json_key(j, "tid");
+	json_key_lit(j, "tid");
 	json_i64(j, th != NULL ? th->tid : g->pid);
-	json_key(j, "registerTime");
+	json_key_lit(j, "registerTime");
 	json_f64(j, reg);
-	json_key(j, "unregisterTime");
+	json_key_lit(j, "unregisterTime");
 	if (th != NULL && th->has_unreg) {
 		double u = gecko_ms(g, th->unreg);
 
@@ -443,10 +471,10 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 		callback_twins(g, th);
 	if (th != NULL && th->nrs != 0)
 		tables_ok = build_tables(g, &to, th, &o) == 0;
-	json_key(j, "markers");
+	json_key_lit(j, "markers");
 	json_obj(j);
 	write_table_schema(j, marker_cols, 6);
-	json_key(j, "data");
+	json_key_lit(j, "data");
 	json_arr(j);
 	if (th != NULL) {
 		struct mark_ctx mc = { .g = g, .j = j, .to = &to,
@@ -479,13 +507,14 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 	otables_free(&o);
 
 	/* Last: every string interned above. */
-	json_key(j, "stringTable");
+	json_key_lit(j, "stringTable");
 	json_arr(j);
 	for (k = 0; k < to.str.n; k++)
 		json_strn(j, to.str.s[k], to.str.len[k]);
 	json_arr_end(j);
 	json_obj_end(j);
 	strtab_free(&to.str);
+	pmap_free(&to.names);
 }
 
 /* Is the (non-main) thread @th written, given the filter and window? */

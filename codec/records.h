@@ -6,7 +6,8 @@
  * checks every bound, and stops at the first byte it does not expect. The
  * writer uses it on its own records (to find timestamps and static string
  * addresses at tens of millions of records per second); decoders that want
- * general msgpack objects use msgpack-c (codec/dump_reader.c).
+ * general msgpack objects use msgpack-c (codec/dump_records.c,
+ * dump_frames.c).
  *
  * Context: any thread; no shared state.
  */

@@ -40,6 +40,8 @@ tool_out_write(void *ctx, const void *p, size_t n)
 	struct tool_out *o = ctx;
 	const char *c = p;
 
+	if (o->zo != NULL)
+		return gzout_write(o->zo, p, n);
 	if (o->gz != NULL) {
 		while (n != 0) {
 			unsigned part = n > (1u << 30) ? 1u << 30 : (unsigned)n;

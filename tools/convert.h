@@ -8,8 +8,9 @@
  * 2 failure), through the calls below. Messages start with the program's
  * name (@prog), e.g. "msgpack2gecko: x.rtprof: offset 12: damaged: ...".
  *
- * Everything here runs on the program's main thread, which is the only
- * thread the tools have.
+ * Everything here runs on the program's main thread; the only other
+ * thread of the tools is gzout's (gzout.h), which compresses what
+ * tool_out_write() hands it and touches nothing else.
  */
 #ifndef RTPROF_TOOLS_CONVERT_H
 #define RTPROF_TOOLS_CONVERT_H
@@ -19,6 +20,7 @@
 #include <zlib.h>
 
 #include "gecko.h"
+#include "gzout.h"
 #include "pprof.h"
 
 /* What tool_convert() writes. */
@@ -45,12 +47,14 @@ struct tool_convert_opts {
 };
 
 /*
- * A sink that writes to a descriptor, through gzip when @gz is set
- * (gzdopen); tool_out_write() is its rtprof_gecko_write_cb.
+ * A sink that writes to a descriptor, through gzip when @zo (gzout.h:
+ * compressed on a second thread) or @gz (gzdopen) is set;
+ * tool_out_write() is its rtprof_gecko_write_cb.
  */
 struct tool_out {
 	int fd;
 	gzFile gz;
+	struct gzout *zo;
 };
 
 /* Context: main thread. Return: 0 or a negative errno. */

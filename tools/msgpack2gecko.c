@@ -137,8 +137,7 @@ output_open(void *ctx)
 	}
 	if (out->gzip || (out->o.fd != STDOUT_FILENO &&
 	    ends_with(out->path, ".gz"))) {
-		out->o.gz = gzdopen(out->o.fd, "wb6");
-		if (out->o.gz == NULL) {
+		if (gzout_open(&out->o.zo, out->o.fd) != 0) {
 			fprintf(stderr, PROG ": %s: cannot start gzip\n",
 			    out->name);
 			if (out->o.fd != STDOUT_FILENO)
@@ -160,7 +159,7 @@ convert(char **in, int nin, const char *out_path,
 	struct output out = {
 		.path = out_path,
 		.name = strcmp(out_path, "-") == 0 ? "<stdout>" : out_path,
-		.o = { .fd = -1, .gz = NULL },
+		.o = { .fd = -1, .gz = NULL, .zo = NULL },
 		.gzip = opts->format == TOOL_FORMAT_PPROF,
 	};
 	const struct tool_convert_sink sink = {
@@ -173,13 +172,15 @@ convert(char **in, int nin, const char *out_path,
 	    &opened, &rc);
 	if (!opened)
 		return 2;
-	if (out.o.gz != NULL) {
+	if (out.o.zo != NULL) {
 		/* The last compressed bytes are written here: a full disk
-		 * shows as Z_ERRNO with write(2)'s errno. */
-		errno = 0;
-		zr = gzclose(out.o.gz);
-		if (rc == 0 && status != 2 && zr != Z_OK)
-			rc = zr == Z_ERRNO && errno != 0 ? -errno : -EIO;
+		 * shows as write(2)'s errno. */
+		zr = gzout_close(out.o.zo);
+		if (rc == 0 && status != 2 && zr != 0)
+			rc = zr;
+		if (out.o.fd != STDOUT_FILENO && close(out.o.fd) != 0 &&
+		    rc == 0 && status != 2)
+			rc = -errno;
 	} else if (out.o.fd >= 0 && out.o.fd != STDOUT_FILENO) {
 		if (close(out.o.fd) != 0 && rc == 0 && status != 2)
 			rc = -errno;

@@ -732,7 +732,7 @@ static int
 convert_to(struct rec *r, const char *out, char **dumps, int ndumps)
 {
 	struct tool_convert_opts opts;
-	struct tool_out o = { -1, NULL };
+	struct tool_out o = { -1, NULL, NULL };
 	struct tool_convert_sink sink = { open_out, tool_out_write, &o };
 	bool opened = false;
 	int rc, werr = 0;
@@ -748,7 +748,7 @@ convert_to(struct rec *r, const char *out, char **dumps, int ndumps)
 		return 2;
 	}
 	if (strlen(out) > 3 && strcmp(out + strlen(out) - 3, ".gz") == 0 &&
-	    (o.gz = gzdopen(dup(o.fd), "wb6")) == NULL) {
+	    gzout_open(&o.zo, o.fd) != 0) {
 		fprintf(stderr, PROG ": %s: cannot compress\n", out);
 		close(o.fd);
 		tool_convert_opts_free(&opts);
@@ -756,8 +756,14 @@ convert_to(struct rec *r, const char *out, char **dumps, int ndumps)
 	}
 	rc = tool_convert(PROG, dumps, ndumps, &opts, false, isatty(2) != 0,
 	    &sink, &opened, &werr);
-	if (o.gz != NULL && gzclose(o.gz) != Z_OK && rc == 0)
-		rc = 2;
+	if (o.zo != NULL) {
+		int zr = gzout_close(o.zo);
+
+		if (zr != 0 && rc == 0)
+			rc = 2;
+		if (zr != 0 && werr == 0)
+			werr = zr;
+	}
 	if (close(o.fd) != 0 && rc == 0)
 		rc = 2;
 	tool_convert_opts_free(&opts);

@@ -700,7 +700,8 @@ on_record(void *ctx, const struct rtprof_dump_data *d,
 		    r->value);
 		break;
 	default:
-		if (r->kind >= RTPROF_REC_ZONE_BEGIN)
+		if (r->kind >= RTPROF_REC_ZONE_BEGIN &&
+		    r->kind <= RTPROF_REC_FRAME)
 			print_user_rec(in, r);  /* zones, text, flows, frames */
 		else
 			printf(" t %" PRIu64, r->t0);

@@ -5,7 +5,7 @@
  * fuzz_dump_reader feeds whole dumps: almost every mutation of a payload
  * breaks its frame's CRC-32C, so the frame is skipped before msgpack is
  * parsed and the record walkers (codec/records.c, the DATA loop and the
- * general record reader of codec/dump_reader.c) are barely reached. Here
+ * general record reader of codec/dump_records.c) are barely reached. Here
  * the input is frame payloads without frames (tests/fuzz/segments.h: kind,
  * 2-byte length, payload, repeated), and each input is decoded two ways:
  *

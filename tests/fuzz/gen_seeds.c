@@ -45,7 +45,7 @@
  * and general.seg: one DATA payload whose records of every kind are in
  * msgpack encodings outside the recorder's fixed-width subset (smallest
  * integers, float32, str8/str16, ext8 STRREFs, an array16 SAMPLE), which
- * only the general record reader of codec/dump_reader.c decodes.
+ * only the general record reader of codec/dump_records.c decodes.
  *
  * Every file is checked before it is written: decoded with
  * rtprof_dump_read_mem(), a clean dump must show no damage, a damaged one
