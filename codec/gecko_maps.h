@@ -74,6 +74,24 @@ struct pmap {
 	size_t n, nslot;
 };
 
+/* How many of the sorted @a[0..@n) are <= @t (binary search): a module
+ * map's epoch at @t, from the times of its changes. */
+static inline size_t
+count_le(const uint64_t *a, size_t n, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static inline uint64_t
 pmap_hash(uint64_t a, uint64_t b)
 {

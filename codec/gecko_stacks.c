@@ -21,17 +21,9 @@
 static uint16_t
 epoch_at(const struct gsess *g, uint64_t t)
 {
-	size_t lo = 0, hi = g->nchg;
+	size_t n = count_le(g->chg, g->nchg, t);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (g->chg[mid] <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < GRAW_EPOCH_MAX ? (uint16_t)lo : GRAW_EPOCH_MAX;
+	return n < GRAW_EPOCH_MAX ? (uint16_t)n : GRAW_EPOCH_MAX;
 }
 
 /* A time within epoch @e (its first instant), for the symbolizer. */

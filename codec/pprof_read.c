@@ -177,17 +177,9 @@ rtprof_pprof_agg_add(struct psess *s, uint32_t thread, uint32_t node,
 static uint16_t
 epoch_at(const struct psess *s, uint64_t t)
 {
-	size_t lo = 0, hi = s->nchg;
+	size_t n = count_le(s->chg, s->nchg, t);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->chg[mid] <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < PEPOCH_MAX ? (uint16_t)lo : PEPOCH_MAX;
+	return n < PEPOCH_MAX ? (uint16_t)n : PEPOCH_MAX;
 }
 
 /* ------------------------------------------------------------------ */
