@@ -658,6 +658,9 @@ ck_record(void *ctx, const struct rtprof_dump_data *d,
 		RTPROF_CHECK_EQ(d->tid, s->sampler_tid);
 		s->overheads++;
 		break;
+	case RTPROF_REC_KSTACK:  /* where the kernel allows kernel stacks */
+		RTPROF_CHECK_EQ(d->tid, s->sampler_tid);
+		break;
 	case RTPROF_REC_COUNTER:
 	case RTPROF_REC_SLEEP:
 	case RTPROF_REC_WAKE:
