@@ -1966,11 +1966,6 @@ cmd_summarize(int argc, char **argv)
 
 	memset(&s, 0, sizeof(s));
 	s.blocked_type = -1;
-	s.off = sblock_new();
-	if (s.off == NULL) {
-		fprintf(stderr, PROG ": out of memory\n");
-		return 2;
-	}
 	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
 		if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
 			const char *a = argv[++i];
@@ -2002,6 +1997,11 @@ cmd_summarize(int argc, char **argv)
 	}
 	if (i >= argc) {
 		summarize_usage(stderr);
+		return 2;
+	}
+	s.off = sblock_new();
+	if (s.off == NULL) {
+		fprintf(stderr, PROG ": out of memory\n");
 		return 2;
 	}
 	for (; i < argc; i++) {

@@ -75,8 +75,9 @@ touch_record(const struct rtprof_rec_view *r)
 	if (r->nframes > RTPROF_REC_MAX_FRAMES)
 		touch_fail(r, "more frames than RTPROF_REC_MAX_FRAMES");
 	if (r->nframes != 0 && r->kind != RTPROF_REC_SAMPLE &&
-	    r->kind != RTPROF_REC_BACKTRACE)
-		touch_fail(r, "frames in a record that is not SAMPLE/BACKTRACE");
+	    r->kind != RTPROF_REC_BACKTRACE && r->kind != RTPROF_REC_KSTACK)
+		touch_fail(r, "frames in a record that is not SAMPLE, "
+		    "BACKTRACE or KSTACK");
 	for (unsigned i = 0; i < r->nvals; i++) {
 		const struct rtprof_val *v = &r->vals[i];
 
