@@ -296,7 +296,7 @@ void rtprof__writer_private(const rtprof_lock *lk, int fd);
 int rtprof__files_private(int keep);
 /* The highest descriptor numbers rtprof moves its own to (writer.c). */
 #define RTPROF__FD_HIGH_CAP 4096
-int rtprof__fd_high(int fd);
+int rtprof__fd_high(int fd, int top);
 /* Context: the forked child, before any other thread exists. */
 void rtprof__writer_fork_child(void);
 /* session.c. Context: any non-RT thread. */

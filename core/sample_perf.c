@@ -202,7 +202,7 @@ perf_new(pid_t tid, uint64_t interval_ns)
 	rtprof__perf_attr(&a, 0, interval_ns, P.kernel);
 	p->fd = rtprof__perf_open(&a, tid);
 	if (p->fd >= 0)
-		p->fd = rtprof__fd_high(p->fd);
+		p->fd = rtprof__fd_high(p->fd, 0);
 	if (p->fd < 0 || ring_map(p) != 0) {
 		int e = p->fd < 0 ? errno : ENOMEM;
 
@@ -219,7 +219,7 @@ perf_new(pid_t tid, uint64_t interval_ns)
 			rtprof__perf_attr_kstack(&a);
 		p->fd_cs = rtprof__perf_open(&a, tid);
 		if (p->fd_cs >= 0) {
-			p->fd_cs = rtprof__fd_high(p->fd_cs);
+			p->fd_cs = rtprof__fd_high(p->fd_cs, 0);
 			ioctl(p->fd_cs, PERF_EVENT_IOC_ID, &p->id_cs);
 			if (ioctl(p->fd_cs, PERF_EVENT_IOC_SET_OUTPUT, p->fd) != 0) {
 				close(p->fd_cs);

@@ -1740,15 +1740,18 @@ close_span(unsigned lo, unsigned hi)
 
 /*
  * rtprof__fd_high - move @fd, in the calling thread's own table, to a
- * number in the top quarter of the descriptor limit, at most
- * RTPROF__FD_HIGH_CAP * 3/4. Not higher: a table grows to the number and
+ * number in the top quarter of the descriptor limit (RTPROF__FD_HIGH_CAP
+ * at most): the writer's dump (@top 1) near its top, the sampler's perf
+ * events (@top 0) from its start up. The two tables are apart, but a
+ * sanitizer's model of descriptors knows numbers only: the writer's and
+ * the sampler's must differ. Not higher: a table grows to the number and
  * never shrinks, and is copied by every unshare and fork (at a limit of
  * 1048576, 8 MiB per copy; at 20000, 256 KiB: the kernel's share of a
  * recorded make's time). Return: the new number, or @fd where none is
  * free. Context: the writer or the sampler.
  */
 int
-rtprof__fd_high(int fd)
+rtprof__fd_high(int fd, int top)
 {
 	struct rlimit rl;
 	rlim_t lim;
@@ -1758,7 +1761,8 @@ rtprof__fd_high(int fd)
 		return fd;
 	lim = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > RTPROF__FD_HIGH_CAP ?
 	    RTPROF__FD_HIGH_CAP : rl.rlim_cur;
-	hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim - lim / 4));
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)(top ? lim - lim / 16 :
+	    lim - lim / 4));
 	if (hi < 0)
 		return fd;
 	/* The raw system call: the number is the program's in its table,
@@ -1810,7 +1814,7 @@ static void
 private_renumber(const rtprof_lock *lk)
 {
 	struct rtprof__core *c = rtprof__core_get(lk);
-	int old = c->private_fd, fd = rtprof__fd_high(old);
+	int old = c->private_fd, fd = rtprof__fd_high(old, 1);
 
 	if (fd == old)
 		return;
