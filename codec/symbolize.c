@@ -28,6 +28,7 @@
  * Context: converter (offline): a symbolizer is used by one thread; the
  * file cache is that thread's own (thread-local).
  */
+#include "gecko_maps.h"  /* count_le() */
 #include "symbolize.h"
 
 #include <dwarf.h>
@@ -853,23 +854,6 @@ ensure_sorted(struct rtprof_symbolizer *s)
 	}
 	build_changes(s);
 	s->sorted = true;
-}
-
-/* How many of the sorted @v[0..@n) are <= @x. */
-static size_t
-count_le(const uint64_t *v, size_t n, uint64_t x)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 /* The first time the map changed after @t, or UINT64_MAX. */
