@@ -644,6 +644,8 @@ frame_trailer(struct dec *d, const msgpack_object *o)
 			t.bytes = obj_u64(d, v);
 		else if (mp_key_is(k, "chunks_lost"))
 			t.chunks_lost = obj_u64(d, v);
+		else if (mp_key_is(k, "samples_lost"))
+			t.samples_lost = obj_u64(d, v);
 		else if (mp_key_is(k, "limit_reached"))
 			t.limit_reached = obj_bool(d, v);
 		else if (mp_key_is(k, "threads"))

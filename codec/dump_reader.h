@@ -214,6 +214,7 @@ struct rtprof_dump_trailer {
 	uint64_t frames;
 	uint64_t bytes;
 	uint64_t chunks_lost;
+	uint64_t samples_lost;          /* sampler records the kernel lost */
 	bool limit_reached;
 	/* The counts no THREAD frame's totals settled (the threads still
 	 * running at the stop, or whose chunks were still kept); a tid may

@@ -378,6 +378,7 @@ struct gsess {
 	uint64_t stop_ticks;
 	int64_t stop_mono_ns;
 	uint64_t tr_chunks_lost;
+	uint64_t tr_samples_lost;       /* sampler records the kernel lost */
 	uint64_t tr_threads_omitted;    /* counts the size cap left out */
 	bool tr_limit_reached;
 

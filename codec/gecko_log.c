@@ -282,6 +282,15 @@ write_gathering_log(struct gsess *g, struct json *j)
 	if (g->have_trailer) {
 		json_key(j, "chunksLost");
 		json_u64(j, g->tr_chunks_lost);
+		if (g->tr_samples_lost != 0) {
+			json_key(j, "samplerRecordsLost");
+			json_u64(j, g->tr_samples_lost);
+			json_key(j, "samplerRecordsLostWhy");
+			json_str(j, "the kernel's perf ring of a sampled thread "
+			    "was full between two drains of the sampler: some "
+			    "of its samples and switch records are missing, "
+			    "and its time on and off CPU is less exact");
+		}
 		if (g->tr_threads_omitted != 0) {
 			json_key(j, "threadCountsOmitted");
 			json_u64(j, g->tr_threads_omitted);

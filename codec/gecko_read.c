@@ -670,6 +670,7 @@ on_trailer(void *ctx, const struct rtprof_dump_trailer *t)
 	g->stop_ticks = t->stop_ticks;
 	g->stop_mono_ns = t->stop_mono_ns;
 	g->tr_chunks_lost = t->chunks_lost;
+	g->tr_samples_lost = t->samples_lost;
 	g->tr_threads_omitted = t->threads_omitted;
 	g->tr_limit_reached = t->limit_reached;
 	for (size_t i = 0; i < t->nthreads; i++) {

@@ -113,6 +113,10 @@ struct rtprof__session {
 	uint64_t bytes;
 	uint64_t chunks_written;
 	uint64_t chunks_lost;
+	/* Sampler records the kernel could not write (its perf rings full):
+	 * the process's count at the start, then the session's at the stop.
+	 * Context: lock held. */
+	uint64_t samples_lost0, samples_lost;
 	int sink_error;
 	int limit_reached;
 	void *strings;            /* writer-owned set of interned addresses */

@@ -72,6 +72,7 @@
 #define PERF_STACK 16384        /* most stack bytes in a sample */
 #define RING_PAGES 128          /* data pages per thread's ring (512 KiB) */
 #define RING_PAGES_MIN 8
+#define CS_RING_PAGES 8         /* the switch stacks' ring (32 KiB: 3) */
 #define REC_MAX 65536           /* a record's size is a u16 */
 #define KSTACK_MAX 64           /* kernel frames kept where it blocks */
 
@@ -86,6 +87,11 @@ struct rtprof__perf {
 	struct perf_event_mmap_page *meta;
 	unsigned char *data;
 	size_t data_size, map_len;
+	/* The context-switch samples' own ring, written backward and
+	 * overwritten (NULL: they share the ring above, an older kernel). */
+	struct perf_event_mmap_page *cs_meta;
+	const unsigned char *cs_data;
+	size_t cs_size, cs_map_len;
 	uint64_t lost;                  /* records the kernel could not write */
 	uint64_t until;                 /* MONOTONIC ns it unregistered; 0 */
 	struct rtprof__thread *th;      /* an orphan's thread (kept alive) */
@@ -176,16 +182,72 @@ ring_map(struct rtprof__perf *p)
 	return -1;
 }
 
-/* Free @p: its events closed (when still ours), its ring unmapped.
+/*
+ * The context-switch event's ring: written backward by the kernel, and
+ * mapped read-only, so that it overwrites its oldest records instead of
+ * losing new ones (perf's overwrite mode). Only the newest record is read
+ * (cs_newest): where the thread went off CPU last. A thread that switches
+ * every 20 us (a pipeline's stages) copies its stack at every switch, far
+ * more than a drain every 5 ms could read; in the shared ring those copies
+ * overflowed it and took the switch records and clock samples with them.
+ * Return: 0, or -1 (the caller falls back to the shared ring).
+ */
+static int
+cs_ring_map(struct rtprof__perf *p)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	void *m = mmap(NULL, (CS_RING_PAGES + 1) * pg, PROT_READ, MAP_SHARED,
+	    p->fd_cs, 0);
+
+	if (m == MAP_FAILED)
+		return -1;
+	p->cs_meta = m;
+	p->cs_data = (const unsigned char *)m + pg;
+	p->cs_size = CS_RING_PAGES * pg;
+	p->cs_map_len = (CS_RING_PAGES + 1) * pg;
+	return 0;
+}
+
+/* Free @p: its events closed (when still ours), its rings unmapped.
  * Context: the sampler, or a thread with the lock held. */
 static void
 perf_free(struct rtprof__perf *p)
 {
+	if (p->cs_meta != NULL)
+		munmap(p->cs_meta, p->cs_map_len);
 	if (p->meta != NULL)
 		munmap(p->meta, p->map_len);
 	fd_close_checked(p->fd_cs, p->id_cs);
 	fd_close_checked(p->fd, p->id);
 	free(p);
+}
+
+/*
+ * @p's context-switch event, in a ring of its own written backward
+ * (cs_ring_map); where the kernel refuses that (before Linux 4.7), in the
+ * clock event's ring (SET_OUTPUT), read in order with the rest.
+ */
+static void
+cs_open(struct rtprof__perf *p, pid_t tid, uint64_t interval_ns)
+{
+	struct perf_event_attr a;
+
+	for (int backward = 1; backward >= 0 && p->fd_cs < 0; backward--) {
+		rtprof__perf_attr(&a, 1, interval_ns, 1);
+		if (P.kstack)
+			rtprof__perf_attr_kstack(&a);
+		a.write_backward = (unsigned)backward;
+		p->fd_cs = rtprof__perf_open(&a, tid);
+		if (p->fd_cs < 0)
+			continue;
+		p->fd_cs = rtprof__fd_high(p->fd_cs, 0);
+		ioctl(p->fd_cs, PERF_EVENT_IOC_ID, &p->id_cs);
+		if (backward ? cs_ring_map(p) != 0 :
+		    ioctl(p->fd_cs, PERF_EVENT_IOC_SET_OUTPUT, p->fd) != 0) {
+			close(p->fd_cs);
+			p->fd_cs = -1;
+		}
+	}
 }
 
 /* Open both events for @tid. Return: the state, or NULL with errno. */
@@ -213,20 +275,8 @@ perf_new(pid_t tid, uint64_t interval_ns)
 		return NULL;
 	}
 	ioctl(p->fd, PERF_EVENT_IOC_ID, &p->id);
-	if (P.kernel) {
-		rtprof__perf_attr(&a, 1, interval_ns, 1);
-		if (P.kstack)
-			rtprof__perf_attr_kstack(&a);
-		p->fd_cs = rtprof__perf_open(&a, tid);
-		if (p->fd_cs >= 0) {
-			p->fd_cs = rtprof__fd_high(p->fd_cs, 0);
-			ioctl(p->fd_cs, PERF_EVENT_IOC_ID, &p->id_cs);
-			if (ioctl(p->fd_cs, PERF_EVENT_IOC_SET_OUTPUT, p->fd) != 0) {
-				close(p->fd_cs);
-				p->fd_cs = -1;
-			}
-		}
-	}
+	if (P.kernel)
+		cs_open(p, tid, interval_ns);
 	return p;
 }
 
@@ -595,6 +645,59 @@ drain(struct rtprof__perf *p)
 	__atomic_store_n(&p->meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
+/*
+ * The newest record of @p's backward ring, where the thread went off CPU
+ * last, into cs_regs/cs_stack/cs_kips, if it belongs to the spell that
+ * began at off_mono (taken after the thread last ran in, at most 1 ms
+ * after its switch record). The ring is not paused: the thread is off CPU,
+ * and a record copied while the kernel wrote more than the rest of the
+ * ring behind it is refused. Context: sampler thread (the ring's reader).
+ */
+static void
+cs_newest(struct rtprof__perf *p)
+{
+	/* acquire: the record at data_head is complete. */
+	uint64_t head = __atomic_load_n(&p->cs_meta->data_head, __ATOMIC_ACQUIRE);
+	size_t mask = p->cs_size - 1, off = (size_t)(head & mask), first;
+	struct perf_event_header h;
+	struct psample s;
+
+	p->cs_valid = 0;
+	p->cs_kn = 0;
+	if (head == 0)          /* nothing written yet */
+		return;
+	first = p->cs_size - off;
+	if (first >= sizeof(h)) {
+		memcpy(&h, p->cs_data + off, sizeof(h));
+	} else {
+		memcpy(&h, p->cs_data + off, first);
+		memcpy((unsigned char *)&h + first, p->cs_data, sizeof(h) - first);
+	}
+	if (h.type != PERF_RECORD_SAMPLE || h.size < sizeof(h) ||
+	    h.size > p->cs_size / 2)
+		return;
+	memcpy(P.rec, p->cs_data + off, first < h.size ? first : h.size);
+	if (first < h.size)
+		memcpy(P.rec + first, p->cs_data, h.size - first);
+	/* acquire: the copy is read before data_head is looked at again;
+	 * the ring moves backward: head - now is what was written since,
+	 * plus at most one record being written. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (head - __atomic_load_n(&p->cs_meta->data_head, __ATOMIC_RELAXED) >
+	    p->cs_size / 2 - h.size)
+		return;
+	if (parse_sample(p, P.rec, h.size, &s) != 0 || s.id != p->id_cs ||
+	    (p->in_mono != 0 && s.time < p->in_mono) ||
+	    s.time > p->off_mono + 1000000)
+		return;
+	p->cs_valid = s.abi != PERF_SAMPLE_REGS_ABI_NONE;
+	memcpy(p->cs_regs, s.regs, sizeof(p->cs_regs));
+	p->cs_sp = s.sp;
+	p->cs_len = (uint32_t)s.stack_len;
+	memcpy(p->cs_stack, s.stack, s.stack_len);
+	kstack_keep(p, &s);
+}
+
 /* ------------------------------------------------------------------ */
 /* Per tick                                                             */
 
@@ -618,6 +721,31 @@ runnable(pid_t tid)
 	return q != NULL && q[1] == ' ' && q[2] == 'R';
 }
 
+/* The first record of @th's spell off CPU: the kernel's stack where it
+ * went off (KSTACK), then a SAMPLE with its own stack there, or the call
+ * its sleep word names when the stack is not known. */
+static void
+idle_first(struct rtprof__thread *th, struct rtprof__perf *p,
+    uint64_t interval_ns)
+{
+	/* relaxed: a hint, for a stack not known. */
+	uint32_t w = atomic_load_explicit(&th->sleep, memory_order_relaxed);
+	struct rtprof__ucopy uc;
+
+	if (p->cs_meta != NULL)
+		cs_newest(p);
+	uc = (struct rtprof__ucopy){ 1, p->cs_regs, p->cs_sp, p->cs_len,
+	    p->cs_stack };
+	if (p->cs_kn != 0)      /* before its SAMPLE, same time */
+		rtprof__rec_kstack(ticks_of(p->off_mono), p->tid, p->cs_kips,
+		    p->cs_kn);
+	emit(p, p->cs_valid ? &uc : NULL, p->off_mono, RTPROF_SAMPLE_ASLEEP, 1,
+	    rtprof__call_of(RTPROF__SLEEP_CALL(w)));
+	atomic_fetch_add_explicit(&th->samples, 1, memory_order_relaxed);
+	p->off_sampled = 1;
+	p->idle_next = p->off_mono + interval_ns;
+}
+
 static void
 idle(struct rtprof__thread *th, struct rtprof__perf *p, uint64_t now_mono,
     uint64_t interval_ns)
@@ -631,24 +759,8 @@ idle(struct rtprof__thread *th, struct rtprof__perf *p, uint64_t now_mono,
 	}
 	if (p->state != PS_OFF)
 		return;
-	if (!p->off_sampled) {
-		struct rtprof__ucopy uc = { 1, p->cs_regs, p->cs_sp, p->cs_len,
-		    p->cs_stack };
-
-		/* Off CPU now: the call its sleep word names is the one it
-		 * went off in (relaxed: a hint, for a stack not known). */
-		uint32_t w = atomic_load_explicit(&th->sleep,
-		    memory_order_relaxed);
-
-		if (p->cs_kn != 0)      /* before its SAMPLE, same time */
-			rtprof__rec_kstack(ticks_of(p->off_mono), p->tid,
-			    p->cs_kips, p->cs_kn);
-		emit(p, p->cs_valid ? &uc : NULL, p->off_mono,
-		    RTPROF_SAMPLE_ASLEEP, 1, rtprof__call_of(RTPROF__SLEEP_CALL(w)));
-		atomic_fetch_add_explicit(&th->samples, 1, memory_order_relaxed);
-		p->off_sampled = 1;
-		p->idle_next = p->off_mono + interval_ns;
-	}
+	if (!p->off_sampled)
+		idle_first(th, p, interval_ns);
 	/* One SAME per interval of the spell so far: the ticks come less
 	 * often than the interval when every thread is on this path. */
 	for (; p->idle_next <= now_mono; p->idle_next += interval_ns) {
@@ -711,7 +823,8 @@ rtprof__perf_attach(const rtprof_lock *lk, struct rtprof__thread *th,
 	}
 	P.opened++;
 	/* Its ring is the profiler's memory too (locked by the kernel). */
-	rtprof__core_get(lk)->memory += p->map_len + sizeof(*p);
+	rtprof__core_get(lk)->memory += p->map_len + p->cs_map_len +
+	    sizeof(*p);
 	p->open_mono = rtprof__mono_ns();
 	p->open_cpu = rtprof__cpu_ns(th);
 	p->state = PS_UNKNOWN;
@@ -778,7 +891,7 @@ rtprof__perf_orphans(const rtprof_lock *lk, int drain_them)
 			drain(p);
 		if (p->th != NULL)
 			p->th->s_perf_orphan = 0;       /* may be freed now */
-		c->memory -= p->map_len + sizeof(*p);
+		c->memory -= p->map_len + p->cs_map_len + sizeof(*p);
 		perf_free(p);
 	}
 }

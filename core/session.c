@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "sampler_int.h"
 
 static void
 publish_state(uint64_t s)
@@ -131,6 +132,7 @@ rtprof_session_start(const struct rtprof_settings *settings)
 	s->id = random_id(s->gen);
 	s->phase = RTPROF__SESS_RUNNING;
 	rtprof__clock_pair(&s->start_ticks, &s->start_mono, &s->start_wall);
+	s->samples_lost0 = rtprof__perf_lost(lk);
 	s->next = c->sessions;
 	c->sessions = s;
 	c->running = s;
@@ -213,6 +215,7 @@ rtprof_session_stop(void)
 		return -ENOENT;
 	}
 	rtprof__clock_pair(&s->stop_ticks, &s->stop_mono, &s->stop_wall);
+	s->samples_lost = rtprof__perf_lost(lk) - s->samples_lost0;
 	pause_end(s, s->stop_ticks);
 	publish_state((uint64_t)s->gen << 2);
 	rtprof__dump_signal_restore(lk);

@@ -1587,6 +1587,8 @@ write_trailer(struct rtprof__session *s)
 	msgpack_pack_uint64(&pk, s->bytes);
 	pack_key(&pk, "chunks_lost");
 	msgpack_pack_uint64(&pk, s->chunks_lost);
+	pack_key(&pk, "samples_lost");
+	msgpack_pack_uint64(&pk, s->samples_lost);
 	pack_key(&pk, "limit_reached");
 	if (s->limit_reached)
 		msgpack_pack_true(&pk);
@@ -1613,7 +1615,7 @@ write_trailer(struct rtprof__session *s)
 
 	msgpack_sbuffer_init(&b);
 	msgpack_packer_init(&pk, &b, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, n < s->nacct ? 9 : 8);
+	msgpack_pack_map(&pk, n < s->nacct ? 10 : 9);
 	msgpack_sbuffer_write(&b, f.data, f.size);
 	if (n < s->nacct) {
 		pack_key(&pk, "threads_omitted");

@@ -501,10 +501,15 @@ drop_sum(void)
 			shm->bad_delta++;                                      \
 	} while (0)
 
+/* Round @i's typed record. Its phase is the one after the last recorded
+ * (not i % 4: a 4-KiB chunk holds a round or two, and which rounds find a
+ * free chunk depends on the writer's pace, so under load a phase could
+ * miss every chunk); its value u = 4i + phase. */
 static void
-typed_all(uint64_t i)
+typed_all(uint64_t round)
 {
-	enum rtprof_phase ph = (enum rtprof_phase)(i % 4);
+	enum rtprof_phase ph = (enum rtprof_phase)(shm->typed_all_recorded % 4);
+	uint64_t i = round * 4 + ph;
 	uint64_t before = drop_sum(), t0 = rtprof_now(), t1 = rtprof_now() + 1;
 	rtprof_rec r;
 	int on;
@@ -524,7 +529,9 @@ typed_all(uint64_t i)
 		shm->bad_delta++;
 	if (on) {
 		shm->recorded[RTPROF_REC_TYPED]++;
-		shm->typed_all_recorded++;
+		/* relaxed: the main thread waits for a count. */
+		__atomic_store_n(&shm->typed_all_recorded,
+		    shm->typed_all_recorded + 1, __ATOMIC_RELAXED);
 		shm->typed_phase_recorded[ph]++;
 	}
 }
@@ -965,8 +972,11 @@ child_main(int dumpfd)
 		    shm->rt_register_rc, shm->rt_seccomp_rc);
 		return 3;
 	}
-	/* Let it record across a few writer rounds (1 s apart). */
-	for (int t = 0; t < 2500; t += 5) {
+	/* Let it record across a few writer rounds (1 s apart), and until
+	 * its typed record went into a chunk in each phase twice (a loaded
+	 * machine gives fewer writer rounds in 2.5 s: at most 60 s). */
+	for (int t = 0; t < 2500 || (t < 60000 && __atomic_load_n(
+	    &shm->typed_all_recorded, __ATOMIC_RELAXED) < 8); t += 5) {
 		check_trapped();
 		sleep_ms(5);
 	}

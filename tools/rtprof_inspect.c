@@ -780,9 +780,10 @@ on_trailer(void *ctx, const struct rtprof_dump_trailer *t)
 
 	if (in->verbose)
 		printf("  trailer stop %" PRIu64 " frames %" PRIu64 " bytes %"
-		    PRIu64 " chunks_lost %" PRIu64 " limit_reached %d threads "
-		    "%zu\n", t->stop_ticks, t->frames, t->bytes,
-		    t->chunks_lost, (int)t->limit_reached, t->nthreads);
+		    PRIu64 " chunks_lost %" PRIu64 " samples_lost %" PRIu64
+		    " limit_reached %d threads %zu\n", t->stop_ticks,
+		    t->frames, t->bytes, t->chunks_lost, t->samples_lost,
+		    (int)t->limit_reached, t->nthreads);
 	if (s == NULL)
 		return 0;
 	s->has_trailer = true;
