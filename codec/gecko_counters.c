@@ -107,6 +107,8 @@ counter_value(struct gsess *g, uint32_t id, uint64_t t, int64_t v)
 	cv.key = time_key(g, t);
 	cv.v = v;
 	note_time(g, t);
+	if (gc->ns == 0 || cv.key < gc->first_key)
+		gc->first_key = cv.key;
 	gc->ns++;
 	return spill_put(g, &gc->vs, sizeof(cv), &cv, sizeof(cv));
 }
@@ -359,9 +361,13 @@ write_counter_schemas(struct gsess *g, struct json *j)
 		struct gecko_counter_view v;
 
 		/* Even without a value inside the window: the level in
-		 * effect then is shown. */
+		 * effect then is shown. Not for a counter whose first value
+		 * came after the window: it has no marker, hence no track
+		 * (write_counter_markers), and a schema without one is
+		 * a graph of nothing. */
 		counter_view(&g->ctr[i], &v);
-		if (v.show != GECKO_SHOW_MEMORY && g->ctr[i].ns != 0)
+		if (v.show != GECKO_SHOW_MEMORY && g->ctr[i].ns != 0 &&
+		    gecko_ms(g, key_ticks(g, g->ctr[i].first_key)) <= g->win_b)
 			write_counter_schema(g, j, &g->ctr[i], &v);
 	}
 }

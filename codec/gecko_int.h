@@ -282,6 +282,7 @@ struct gcounter {
 	uint32_t kind;                  /* RTPROF_WIRE_COUNTER_* */
 	struct rtprof_spill_stream *vs; /* values (gcval), keyed by time */
 	uint64_t ns;
+	uint64_t first_key;             /* the earliest value's key */
 };
 
 struct gdamage {

@@ -121,6 +121,11 @@ struct rtprof__session {
 	int limit_reached;
 	void *strings;            /* writer-owned set of interned addresses */
 	int64_t *values_last;     /* last user counter values sent in VALUES */
+	/* The user counters' values at the start (lock held), sent by the
+	 * first VALUES at start_ticks: a gauge set before the session shows
+	 * its level from the start, not from the writer's first round. */
+	int64_t *values_start;
+	uint32_t values_start_n;
 	uint32_t values_n;
 	uint64_t values_memory;   /* last profiler memory sent in VALUES */
 	uint64_t values_mono;     /* when (CLOCK_MONOTONIC ns) */

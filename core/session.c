@@ -64,6 +64,21 @@ sessions_unfinished(const struct rtprof__core *c)
 	return 0;
 }
 
+/* The user counters' values at @s's start (writer.c sends them at its
+ * start_ticks; none when out of memory). Context: lock held. */
+static void
+values_at_start(const struct rtprof__core *c, struct rtprof__session *s)
+{
+	if (c->ncounters == 0 ||
+	    (s->values_start = malloc(c->ncounters * sizeof(int64_t))) == NULL)
+		return;
+	/* relaxed: a statistic, read as the writer reads it. */
+	for (uint32_t i = 0; i < c->ncounters; i++)
+		s->values_start[i] = __atomic_load_n(&c->counters[i]->pub.value,
+		    __ATOMIC_RELAXED);
+	s->values_start_n = c->ncounters;
+}
+
 /* Context: any non-RT thread; may block and allocate. */
 RTPROF_API int
 rtprof_session_start(const struct rtprof_settings *settings)
@@ -133,6 +148,7 @@ rtprof_session_start(const struct rtprof_settings *settings)
 	s->phase = RTPROF__SESS_RUNNING;
 	rtprof__clock_pair(&s->start_ticks, &s->start_mono, &s->start_wall);
 	s->samples_lost0 = rtprof__perf_lost(lk);
+	values_at_start(c, s);
 	s->next = c->sessions;
 	c->sessions = s;
 	c->running = s;

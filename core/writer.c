@@ -411,6 +411,31 @@ add_pauses(struct rtprof__session *s)
 }
 
 /*
+ * The first VALUES of @s: the user counters' values at its start, at
+ * start_ticks (values_at_start(), session.c). Context: writer, lock held.
+ */
+static void
+add_start_values(const struct rtprof__core *c, struct rtprof__session *s)
+{
+	msgpack_packer pk;
+
+	if (s->values_start != NULL && frame_add(s, RTPROF_FRAME_VALUES,
+	    &pk) != NULL) {
+		msgpack_pack_array(&pk, 2);
+		msgpack_pack_uint64(&pk, s->start_ticks);
+		msgpack_pack_array(&pk, s->values_start_n);
+		for (uint32_t i = 0; i < s->values_start_n; i++) {
+			msgpack_pack_array(&pk, 2);
+			msgpack_pack_uint32(&pk, c->counters[i]->pub.id);
+			msgpack_pack_int64(&pk, s->values_start[i]);
+			s->values_last[i] = s->values_start[i];
+		}
+	}
+	free(s->values_start);
+	s->values_start = NULL;
+}
+
+/*
  * VALUES: the profiler's own memory and every user counter whose value
  * changed since the last VALUES frame (counters changed by threads that are
  * not registered reach the dump this way), at most every 100 ms (a serial
@@ -442,6 +467,8 @@ add_values(const rtprof_lock *lk, struct rtprof__session *s, int force)
 		s->values_last = n;
 		s->values_n = c->ncounters;
 	}
+	if (s->values_start != NULL)
+		add_start_values(c, s);
 	/* One relaxed read of each counter (a sampled statistic); the frame
 	 * is packed from this snapshot so its array count is exact, with the
 	 * time read right before it (not after packing: an older value would
@@ -1980,6 +2007,7 @@ rtprof__session_free(struct rtprof__session *s)
 	free(s->pauses);
 	free(s->acct);
 	free(s->values_last);
+	free(s->values_start);
 	rtprof__modset_free(s->mods);
 	free(s);
 }
