@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kcache.h"
 #include "kreason.h"
 
 /* Well-known kernel functions and the reason they wait for. */
@@ -82,10 +83,7 @@ static const char *const sched_prefix[] = {
 	"syscall_exit", "__traceiter", "prepare_task_switch",
 };
 
-struct ksym {
-	uint64_t addr;
-	uint32_t name;          /* offset in blob */
-};
+#define ksym rtprof_ksym
 
 struct reason {
 	char *text;             /* "kernel: pipe_write (pipe full)" */
@@ -139,6 +137,7 @@ sym_add(uint64_t addr, const char *name)
 	}
 	memcpy(K.blob + K.blen, name, len);
 	K.sym[K.nsym].addr = addr;
+	K.sym[K.nsym].pad = 0;
 	K.sym[K.nsym++].name = (uint32_t)K.blen;
 	K.blen += len;
 	return 0;
@@ -200,12 +199,14 @@ slurp(const char *path, size_t *n)
 	return b;
 }
 
-/* This boot's id and its kernel's text symbols, once (one read of the
- * whole file, parsed by hand: sscanf took most of the time). */
+/* This boot's id and its kernel's text symbols, once: from the cache of
+ * this boot (codec/kcache.h), else one read of the whole file, parsed by
+ * hand (sscanf took most of the time), then cached. */
 static void
 load(void)
 {
 	uint64_t nonzero = 0;
+	char path[4200] = "";
 	size_t n;
 	char *buf;
 	FILE *f;
@@ -217,6 +218,15 @@ load(void)
 	if (f != NULL)
 		fclose(f);
 	K.boot[strcspn(K.boot, "\n")] = 0;
+	if (rtprof_kcache_path(K.boot, path, sizeof(path)) != 0)
+		path[0] = 0;
+	else if (rtprof_kcache_read(path, &K.sym, &K.nsym, &K.blob,
+	    &K.blen) == 0) {
+		K.symcap = K.nsym;
+		K.bcap = K.blen;
+		K.why = NULL;
+		return;
+	}
 	buf = slurp("/proc/kallsyms", &n);
 	if (buf == NULL) {
 		K.why = "no /proc/kallsyms here";
@@ -232,6 +242,8 @@ load(void)
 	}
 	qsort(K.sym, K.nsym, sizeof(*K.sym), by_addr);
 	K.why = NULL;
+	if (path[0] != 0)
+		rtprof_kcache_write(path, K.sym, K.nsym, K.blob, K.blen);
 }
 
 /* The name of the function at @addr, or NULL. */
