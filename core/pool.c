@@ -53,6 +53,7 @@
 #define POOL_LOCKED 2u          /* mlock'ed */
 #define POOL_MAPPED 4u          /* its own mapping on huge pages (munmap) */
 #define POOL_HUGETLB 8u         /* ... from the hugetlbfs pool */
+#define POOL_LAZY 16u           /* fresh zero pages, not all touched yet */
 
 #define POOL_HUGE (2u << 20)    /* x86-64 and arm64 (4 KiB granule) */
 
@@ -183,6 +184,32 @@ chunk_map(const struct rtprof__core *c, size_t len)
 	return m;
 }
 
+/* A chunk in fresh pages of its own (POOL_LAZY: untouched), or NULL. */
+static struct rtprof__chunk *
+chunk_map_lazy(const struct rtprof__core *c)
+{
+	void *m = mmap(NULL, round_up(c->chunk_bytes, page_size()),
+	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return NULL;
+	((struct rtprof__chunk *)m)->alloc = POOL_MAPPED | POOL_LAZY;
+	return m;
+}
+
+/* Fault in every page of lazy chunk @k (a read and a write of one byte
+ * per page: its contents do not change). */
+static void
+chunk_touch(struct rtprof__chunk *k, size_t bytes)
+{
+	volatile unsigned char *p = (volatile unsigned char *)k;
+	size_t pg = page_size();
+
+	for (size_t o = 0; o < bytes; o += pg)
+		p[o] = p[o];
+	k->alloc &= ~POOL_LAZY;
+}
+
 /* Release @k's memory, @bytes of it. */
 static void
 chunk_release(struct rtprof__chunk *k, size_t bytes)
@@ -220,14 +247,19 @@ chunk_new(struct rtprof__core *c)
 
 	if (n == NULL)
 		return NULL;
-	/* aligned_alloc + memset: every page is touched now, not on an RT
-	 * thread's first write, and padding is zero (no uninitialised memory
-	 * reaches a dump). */
+	/* Zero memory: padding never carries uninitialised bytes into a
+	 * dump. Huge pages and locked chunks are touched now (memset,
+	 * mlock); plain chunks are fresh pages of their own, faulted in as
+	 * a thread writes them (a short process touches what it records,
+	 * not its whole prefill), and touched before a real-time thread
+	 * gets one (rtprof__refill). */
 	if (huge_wanted(c) && (k = chunk_map(c, c->chunk_bytes)) != NULL) {
 		unsigned a = k->alloc;
 
 		memset(k, 0, c->chunk_bytes);
 		k->alloc = a;
+	} else if (!c->lock_memory && (k = chunk_map_lazy(c)) != NULL) {
+		/* nothing: zero until written */
 	} else {
 		k = aligned_alloc(c->lock_memory ? page_size() :
 		    RTPROF__CACHELINE, c->chunk_bytes);
@@ -408,6 +440,9 @@ rtprof__refill(const rtprof_lock *lk, struct rtprof__thread *th, uint32_t want)
 			return;
 		k->flushed = 0;
 		chunk_lock(c, k);
+		/* A real-time thread never takes a page fault in it. */
+		if ((k->alloc & POOL_LAZY) && (th->flags & RTPROF_THREAD_RT))
+			chunk_touch(k, c->chunk_bytes);
 		POOL_UNDEFINED(k->data, k->size);
 		RTPROF__HANDOVER_RELEASE(k);
 		if (!ck_ring_enqueue_spsc(&th->empty, th->empty_buf, k)) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -43,10 +44,38 @@ rtprof__thread_bind(struct rtprof__thread *th)
 		th->cpu_clock = CLOCK_THREAD_CPUTIME_ID; /* unreachable: own id */
 }
 
+/* glibc's stack pointer at the process's start: main's frames are all
+ * below it. Weak: absent from other C libraries. */
+extern void *__libc_stack_end __attribute__((weak));
+
+/*
+ * The main thread's stack without pthread_getattr_np(), which reads and
+ * parses /proc/self/maps for it (a fifth of a recorded /bin/true's
+ * instructions): from the start's stack pointer, page-rounded, down by
+ * RLIMIT_STACK. The copy and the unwinder need no more: the frames are
+ * below that top, and nothing above it is copied. Return: 0, or -1.
+ */
+static int
+main_stack_bounds(struct rtprof__thread *th)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), hi;
+	struct rlimit rl;
+
+	if (th->tid != getpid() || &__libc_stack_end == NULL ||
+	    __libc_stack_end == NULL || getrlimit(RLIMIT_STACK, &rl) != 0 ||
+	    rl.rlim_cur == RLIM_INFINITY)
+		return -1;
+	hi = ((uintptr_t)__libc_stack_end + pg - 1) & ~(pg - 1);
+	if (rl.rlim_cur >= hi)
+		return -1;
+	th->stack_hi = hi;
+	th->stack_lo = hi - (uintptr_t)rl.rlim_cur;
+	return 0;
+}
+
 /*
  * The calling thread's stack, for the sampler's stack copy (a copy never
- * reads past its top). Context: owner thread, registering; may allocate
- * (glibc reads /proc/self/maps for the main thread).
+ * reads past its top). Context: owner thread, registering; may allocate.
  */
 static void
 stack_bounds(struct rtprof__thread *th)
@@ -55,7 +84,8 @@ stack_bounds(struct rtprof__thread *th)
 	void *lo = NULL;
 	size_t size = 0;
 
-	if (pthread_getattr_np(pthread_self(), &a) != 0)
+	if (main_stack_bounds(th) == 0 ||
+	    pthread_getattr_np(pthread_self(), &a) != 0)
 		return;
 	if (pthread_attr_getstack(&a, &lo, &size) == 0 && lo != NULL) {
 		th->stack_lo = (uintptr_t)lo;

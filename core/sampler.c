@@ -426,6 +426,13 @@ sampler_main(void *arg)
 		now = rtprof__mono_ns();
 		iv = s->set.sample_interval_us * 1000ull;
 		if (s->gen != gen) {
+			/* A session that stopped and one that started since
+			 * the last wake: what the events of the last one hold
+			 * (the orphans of threads that exited then, the live
+			 * threads' rings) is that session's, which is closed:
+			 * closed undrained, as at a stop, never written into
+			 * this one (samples of threads it never announced). */
+			perf_stop_all(lk);
 			gen = s->gen;
 			slot = now;
 			step = iv;

@@ -1079,6 +1079,12 @@ class Rtprof(RuleTest):
         self.assertNoRule(p, "rtprof-overhead-rate")
         th["markers"]["data"][-1][2] = th["markers"]["data"][-1][1] + 150
         self.assertRule(p, "rtprof-overhead-rate", "threads[0].markers")
+        # One tick that itself lasted 150 ms (its lock wait under load)
+        # is what happened; a window of several ticks that long is not.
+        th["markers"]["data"][-1][5] = {"type": "rtprof-overhead", "ticks": 1}
+        self.assertNoRule(p, "rtprof-overhead-rate")
+        th["markers"]["data"][-1][5]["ticks"] = 3
+        self.assertRule(p, "rtprof-overhead-rate", "threads[0].markers")
 
 
 class CommandLine(unittest.TestCase):

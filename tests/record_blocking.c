@@ -19,6 +19,10 @@
  *                a nanosleep, a mutex another thread holds (futex), and
  *                an fsync of 64 MB written to DIR/fsync.dat (removed)
  *
+ * Each timed call also says how long it took by the program's own clock,
+ * on stderr ("record_blocking: took CALL MS"): the test holds each
+ * marker to that, whatever a loaded machine does to the 200 ms.
+ *
  * Context: a test program; its main thread and the threads it starts.
  */
 #include <fcntl.h>
@@ -37,6 +41,24 @@
 #include <unistd.h>
 
 static const char *fifo_path;
+
+static double
+mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* @ok (the call's result check), after saying how long @call took since
+ * @t0 (mono_ms). */
+static int
+took(const char *call, double t0, int ok)
+{
+	fprintf(stderr, "record_blocking: took %s %.3f\n", call, mono_ms() - t0);
+	return ok;
+}
 
 static void
 nap_ms(long ms)
@@ -86,14 +108,19 @@ do_wait(void)
 	struct rusage ru;
 	int st;
 	pid_t p = child_naps();
+	double t0 = mono_ms();
 
-	if (p < 0 || waitpid(p, &st, 0) != p)
+	if (p < 0 || !took("waitpid", t0, waitpid(p, &st, 0) == p))
 		return 1;
-	if ((p = child_naps()) < 0 || wait4(p, &st, 0, &ru) != p)
+	if ((p = child_naps()) < 0)
 		return 1;
-	if ((p = child_naps()) < 0 || wait(&st) != p)
+	t0 = mono_ms();
+	if (!took("wait4", t0, wait4(p, &st, 0, &ru) == p))
 		return 1;
-	return 0;
+	if ((p = child_naps()) < 0)
+		return 1;
+	t0 = mono_ms();
+	return !took("wait", t0, wait(&st) == p);
 }
 
 static int
@@ -102,10 +129,13 @@ do_select(void)
 	struct timespec t = { 0, 200000000 };
 	sigset_t none;
 
+	double t0 = mono_ms();
+
 	sigemptyset(&none);
-	if (pselect(0, NULL, NULL, NULL, &t, &none) != 0)
+	if (!took("pselect", t0, pselect(0, NULL, NULL, NULL, &t, &none) == 0))
 		return 1;
-	return ppoll(NULL, 0, &t, &none) != 0;
+	t0 = mono_ms();
+	return !took("ppoll", t0, ppoll(NULL, 0, &t, &none) == 0);
 }
 
 static int
@@ -121,13 +151,16 @@ do_sem(void)
 		t.tv_sec++;
 		t.tv_nsec -= 1000000000;
 	}
-	return sem_timedwait(&s, &t) == 0;
+	double t0 = mono_ms();
+
+	return took("sem_timedwait", t0, sem_timedwait(&s, &t) == 0);
 }
 
 static int
 do_fifo(const char *path)
 {
 	pthread_t t;
+	double t0;
 	int fd;
 
 	fifo_path = path;
@@ -135,7 +168,9 @@ do_fifo(const char *path)
 	if (mkfifo(path, 0600) != 0 ||
 	    pthread_create(&t, NULL, fifo_writer, NULL) != 0)
 		return 1;
+	t0 = mono_ms();
 	fd = open(path, O_RDONLY);
+	took("open", t0, 1);
 	pthread_join(t, NULL);
 	unlink(path);
 	return fd < 0;
@@ -241,14 +276,18 @@ main(int argc, char **argv)
 {
 	pthread_t t;
 	const char *m = argc > 1 ? argv[1] : "";
+	double t0 = mono_ms();
 
 	if (strcmp(m, "sleep") == 0)
 		return sleep(1) != 0;
 	if (strcmp(m, "usleep") == 0)
-		return usleep(200000) != 0;
-	if (strcmp(m, "join") == 0)
-		return pthread_create(&t, NULL, napper, NULL) != 0 ||
-		    pthread_join(t, NULL) != 0;
+		return took("usleep", t0, usleep(200000) != 0);
+	if (strcmp(m, "join") == 0) {
+		if (pthread_create(&t, NULL, napper, NULL) != 0)
+			return 1;
+		t0 = mono_ms();
+		return took("pthread_join", t0, pthread_join(t, NULL) != 0);
+	}
 	if (strcmp(m, "sem") == 0)
 		return do_sem();
 	if (strcmp(m, "wait") == 0)

@@ -138,6 +138,7 @@ def main():
           f"{len(xr)} JACK xrun markers, the client counted {out['jack_xruns']}")
 
     # Light phases: one callback per period (+-5%), no overrun.
+    driver_skips = 0
     for a, b, name in phases:
         if name != "phase light":
             continue
@@ -152,6 +153,7 @@ def main():
         # callbacks plus the skipped cycles make the phase.
         skipped = sum(max(0, round((y - x) / period) - 1)
                       for x, y in zip(inside, inside[1:]))
+        driver_skips += skipped
         xr_in = sum(1 for x in xr if a <= x < b)
         print(f"test_jack: light phase {a:.0f}-{b:.0f} ms: {n} callbacks, "
               f"{skipped} cycles skipped by the driver, {xr_in} JACK xruns",
@@ -210,9 +212,16 @@ def main():
     # driver in synchronous mode, a run of back-to-back overrunning
     # callbacks gives one xrun per two callbacks (the late cycle is
     # skipped and the next one restarts from the late client).
-    check(abs(2 * len(xr_heavy) - len(in_heavy)) <= max(4, 0.05 * len(in_heavy)),
-          f"{len(xr_heavy)} JACK xruns for {len(in_heavy)} overruns in the "
-          "heavy phase: not one per two")
+    # On a loaded machine jackd reports some of the heavy phase's xruns
+    # late, in the light phase after it (21 of 104 seen beside two CPU
+    # hogs, with no cycle skipped there): then all of JACK's xruns but
+    # those of cycles its driver skipped are the client's.
+    xr_client_all = len(xr) - driver_skips
+    check(any(abs(2 * x - len(in_heavy)) <= max(4, 0.05 * len(in_heavy))
+              for x in (len(xr_heavy), xr_client_all)),
+          f"{len(xr_heavy)} JACK xruns in the heavy phase ({xr_client_all} "
+          f"of all but the driver's {driver_skips} skipped cycles) for "
+          f"{len(in_heavy)} overruns: not one per two")
     for t in xr_heavy:
         check(any(e - 2 * period <= t and e <= t + 1.0 for _, e in ovs) or
               any(s <= t <= e for s, e in ovs),

@@ -1217,10 +1217,13 @@ test_aliasing(void)
 	 * one sooner while the thread sleeps (0.35 of the samples for 0.52
 	 * of the time seen with other builds running; equal when idle).
 	 * a against b is what aliasing breaks: evenly spaced ticks gave
-	 * 616 a, 92 b.
+	 * 616 a, 92 b (0.87 in a). Under load the split leans too: with
+	 * two CPU hogs beside it (stress-ng --cpu 2 on 2 CPUs), 0.54-0.71
+	 * in a over ten runs (the thread wakes into phase a, and the sampler
+	 * gets a CPU at the same wake-ups), 0.50 when idle.
 	 */
 	RTPROF_CHECK_GT(ab, 200);
-	RTPROF_CHECK(A.n[0] / ab > 0.35 && A.n[0] / ab < 0.65);
+	RTPROF_CHECK(A.n[0] / ab > 0.25 && A.n[0] / ab < 0.75);
 }
 
 int

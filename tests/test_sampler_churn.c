@@ -347,6 +347,7 @@ test_starved(void)
 	pthread_t hog;
 	pid_t stid;
 	size_t held = 0, discarded = 0, late = 0, sampled = 0, native2 = 0;
+	size_t sampled2 = 0;
 	uint64_t slack;
 	int fd = mkstemp(path);
 
@@ -392,6 +393,7 @@ test_starved(void)
 		/* The second half still gets stacks: the requests left asked
 		 * were dropped, their slots freed. */
 		native2 += i >= STARVE_CYCLES / 2 && x->native != 0;
+		sampled2 += i >= STARVE_CYCLES / 2 && x->samples != 0;
 		/* Answered (the handler ran) more often than it has samples
 		 * with native frames: an answer was left when it unregistered
 		 * (or, rarely, a stop or start in between: not here). */
@@ -428,9 +430,17 @@ test_starved(void)
 	    getenv("RTPROF_TEST_EMULATED") == NULL) {
 		RTPROF_CHECK_GT(held, STARVE_CYCLES / 2);
 		RTPROF_CHECK(S.perf || discarded > 0);
-		/* A quarter of the second half (half of it on an idle
-		 * machine; 0 if the slots were not freed). */
-		RTPROF_CHECK_GE(native2, STARVE_CYCLES / 8);
+		/* A quarter of the second half's sampled threads (half of
+		 * the second half on an idle machine; 0 if the slots were
+		 * not freed: samples, but none with a stack). A sampler
+		 * starved on its own CPU (two CPU hogs beside the test: 4
+		 * of 24 threads sampled) leaves too few to tell. */
+		if (sampled2 >= 4)
+			RTPROF_CHECK_GE(native2, sampled2 / 4);
+		else
+			fprintf(stderr, "starved: %zu of the second half "
+			    "sampled (a loaded machine): not checked\n",
+			    sampled2);
 	}
 }
 

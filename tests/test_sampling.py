@@ -37,6 +37,7 @@ themselves) and under `rtprof record` (the preload library).
   gathering log says "signal" and why. RTPROF_SAMPLER=signal says nothing.
 """
 
+import math
 import os
 import subprocess
 import sys
@@ -211,7 +212,14 @@ def case_vdso(run_as, mode, tag):
         print(f"{tag}: AddressSanitizer build: the share is not checked")
         return
     check(len(oncpu) >= 450, f"{tag}: {len(oncpu)} samples for 900 ms")
-    check(abs(share - true) <= 0.02, f"{tag}: {share:.4f} vs {true:.4f}")
+    # The share of n samples spreads by sqrt(p(1-p)/n) (~0.009 for 450 at
+    # 4%): 2 points was 2.2 of those, which an idle machine failed now
+    # and then and a loaded one more often (0.0589 against 0.0388 at load
+    # 18). Time waiting for a CPU charged to the clock read, the bias
+    # checked here, would count the hog's whole share of CPU 0.
+    tol = 0.005 + 3.5 * math.sqrt(true * (1 - true) / len(oncpu))
+    check(abs(share - true) <= max(0.02, tol),
+          f"{tag}: {share:.4f} vs {true:.4f} (tolerance {tol:.4f})")
 
 
 def make_big():

@@ -31,7 +31,11 @@ blk=$(sed -n 's/^samples: .* truncated, \([0-9]*\) with the signal blocked$/\1/p
 sum=$(sed -n 's/^  \([0-9]*\) samples of thread "blocked-.*/\1/p' \
     "$dir/info.txt" | awk '{ n += $1 } END { print n }')
 [ "$sum" = "$blk" ] || fail "per-thread blocked counts $sum, total $blk"
-# No sample of theirs counted as a function's self sample.
-grep -q '(no stack)' "$dir/sum.txt" &&
-    { cat "$dir/sum.txt" >&2; fail "blocked samples counted as (no stack)"; }
+# No sample of theirs counted as a function's self sample: "(no stack)"
+# holds at most the free thread's samples whose handler came too late
+# (a loaded machine, TSan: 1 of 2580 seen), far fewer than the blocked.
+nost=$(sed -n 's/^ *\([0-9]*\) .*%  (no stack)$/\1/p' "$dir/sum.txt")
+[ -z "$nost" ] || [ $((nost * 20)) -lt "$blk" ] ||
+    { cat "$dir/sum.txt" >&2;
+    fail "blocked samples counted as (no stack): $nost of $blk"; }
 echo "test_sig_blocked: ok"
