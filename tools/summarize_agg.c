@@ -14,16 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gecko_maps.h"
 #include "summarize_int.h"
 
-static uint64_t
-hash_str(const char *s)
+/* The first slot of @key in a table of @cap (a power of two) slots. */
+static size_t
+home(const char *key, size_t cap)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
-	return h;
+	return (size_t)gecko_hash_bytes(key, strlen(key)) & (cap - 1);
 }
 
 /* Room for one more entry: the table at most half full. */
@@ -40,7 +38,7 @@ agg_grow(struct agg *a)
 	for (size_t k = 0; k < a->cap; k++) {
 		if (a->e[k].key == NULL)
 			continue;
-		for (i = hash_str(a->e[k].key) & (nc - 1); ne[i].key != NULL;
+		for (i = home(a->e[k].key, nc); ne[i].key != NULL;
 		    i = (i + 1) & (nc - 1))
 			;
 		ne[i] = a->e[k];
@@ -58,7 +56,7 @@ agg_add(struct agg *a, const char *key, double v)
 
 	if (agg_grow(a) != 0)
 		return -ENOMEM;
-	for (i = hash_str(key) & (a->cap - 1); a->e[i].key != NULL;
+	for (i = home(key, a->cap); a->e[i].key != NULL;
 	    i = (i + 1) & (a->cap - 1))
 		if (strcmp(a->e[i].key, key) == 0)
 			break;

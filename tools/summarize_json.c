@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gecko_maps.h"
 #include "summarize_json.h"
 
 #define J_DEPTH 64
@@ -85,29 +86,10 @@ jdom_free(struct jdom *d)
 	memset(d, 0, sizeof(*d));
 }
 
-int
-jgrow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t nc;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	nc = *cap ? *cap : 64;
-	while (nc < need)
-		nc *= 2;
-	np = realloc(*p, nc * size);
-	if (np == NULL)
-		return -ENOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 static int
 jpush(struct jdom *d, const struct jv *v)
 {
-	if (jgrow((void **)&d->stk, &d->stkcap, d->nstk + 1, sizeof(*v)))
+	if (gecko_grow((void **)&d->stk, &d->stkcap, d->nstk + 1, sizeof(*v)))
 		return -ENOMEM;
 	d->stk[d->nstk++] = *v;
 	return 0;
@@ -116,7 +98,7 @@ jpush(struct jdom *d, const struct jv *v)
 static int
 jstr_put(struct jdom *d, const char *p, size_t n)
 {
-	if (jgrow((void **)&d->str, &d->scap, d->nstr + n, 1) != 0)
+	if (gecko_grow((void **)&d->str, &d->scap, d->nstr + n, 1) != 0)
 		return -ENOMEM;
 	memcpy(d->str + d->nstr, p, n);
 	d->nstr += n;
@@ -324,7 +306,7 @@ jr_container(struct jdom *d, size_t base, bool obj)
 	v.t = obj ? J_OBJ : J_ARR;
 	v.n = (uint32_t)(obj ? (d->nstk - base) / 2 : d->nstk - base);
 	v.u.off = d->nkids;
-	if (jgrow((void **)&d->kids, &d->kcap, d->nkids + (d->nstk - base),
+	if (gecko_grow((void **)&d->kids, &d->kcap, d->nkids + (d->nstk - base),
 	    sizeof(*d->kids)) != 0)
 		return -ENOMEM;
 	memcpy(d->kids + d->nkids, d->stk + base,

@@ -53,10 +53,6 @@ struct jtab {
 	int col[8];
 };
 
-/* Grows the array *@p of @size-byte elements to hold @need (doubling
- * from 64). Return: 0, or -ENOMEM (*@p unchanged). */
-int jgrow(void **p, size_t *cap, size_t need, size_t size);
-
 void jdom_free(struct jdom *d);
 
 /* Skips white space; returns the next character (not consumed), -1. */

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gecko_maps.h"
 #include "summarize.h"
 #include "summarize_int.h"
 
@@ -122,7 +123,7 @@ meta_member(struct sum *s, struct jr *r, struct pctx *pc, const char *key,
 		return skip_member(r);
 	if (proc >= 0) {
 		if ((size_t)proc >= pc->nsub) {
-			if (jgrow((void **)&pc->sub, &pc->subcap,
+			if (gecko_grow((void **)&pc->sub, &pc->subcap,
 			    (size_t)proc + 1, sizeof(*pc->sub)) != 0)
 				return -ENOMEM;
 			memset(&pc->sub[pc->nsub], 0, ((size_t)proc + 1 -
