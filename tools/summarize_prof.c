@@ -24,6 +24,8 @@
 #include "summarize.h"
 #include "summarize_int.h"
 
+/* What meta @m says, into @out; the top level's (@top) also the unit of
+ * the CPU deltas and the Idle category, into @pc. */
 static void
 read_meta(struct pctx *pc, const struct jdom *d, const struct jv *m,
     struct pmeta *out, bool top)
