@@ -1,6 +1,6 @@
 /*
- * summarize.h - `rtprof summarize` (tools/summarize.c). Context: main
- * thread.
+ * summarize.h - `rtprof summarize` (tools/summarize*.c; their shared
+ * state and map: summarize_int.h). Context: main thread.
  */
 #ifndef RTPROF_TOOLS_SUMMARIZE_H
 #define RTPROF_TOOLS_SUMMARIZE_H

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "esc.h"
+#include "gecko_maps.h"
 #include "summarize_block.h"
 
 #define PLACES_SHOWN 3
@@ -67,25 +68,6 @@ sblock_refused(struct sblock *b, const char *why)
 	return 0;
 }
 
-/* Grow @*v (of @*cap elements of @size) to hold @need. */
-static int
-grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t nc = *cap ? *cap : 8;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need)
-		nc *= 2;
-	n = realloc(*v, nc * size);
-	if (n == NULL)
-		return -ENOMEM;
-	*v = n;
-	*cap = nc;
-	return 0;
-}
-
 /* The entry of @reason, added if new, or NULL (out of memory). A few
  * dozen reasons at most: a linear search. */
 static struct reason *
@@ -96,7 +78,7 @@ reason_get(struct sblock *b, const char *reason)
 	for (size_t i = 0; i < b->nr; i++)
 		if (strcmp(b->r[i].name, reason) == 0)
 			return &b->r[i];
-	if (grow((void **)&b->r, &b->rcap, b->nr + 1, sizeof(*b->r)) != 0)
+	if (gecko_grow((void **)&b->r, &b->rcap, b->nr + 1, sizeof(*b->r)) != 0)
 		return NULL;
 	r = &b->r[b->nr];
 	memset(r, 0, sizeof(*r));
@@ -123,7 +105,7 @@ sblock_add(struct sblock *b, const char *reason, const char *where,
 		if (strcmp(r->p[i].where, where) == 0)
 			p = &r->p[i];
 	if (p == NULL) {
-		if (grow((void **)&r->p, &r->pcap, r->np + 1,
+		if (gecko_grow((void **)&r->p, &r->pcap, r->np + 1,
 		    sizeof(*r->p)) != 0)
 			return -ENOMEM;
 		p = &r->p[r->np];
