@@ -72,6 +72,7 @@ struct modfile {
 	uint64_t end;   /* ELF address bound of the first mapping seen */
 	int nsym;
 	bool has_dwarf;
+	bool lines_skipped;     /* a separate debug file's lines not read */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	/* CU address ranges, for DWARF without .debug_aranges (clang's
@@ -144,6 +145,7 @@ struct centry {
 struct rtprof_symbolizer {
 	char *sysroot;
 	char *debuginfo_path;   /* libdwfl's search list */
+	bool user_debug;        /* it has directories the user named */
 	Dwfl_Callbacks cb;
 	struct module *mods;
 	size_t nmods, capmods;
@@ -249,6 +251,54 @@ file_find(const struct rtprof_symbolizer *s, const struct stat *st,
 }
 
 /*
+ * Does @f's own file carry DWARF (a .debug_info section)? Source lines
+ * are read from a module's own debug info; the separate debug file of a
+ * stripped one (a distribution's -dbg package under /usr/lib/debug) gives
+ * its symbol table, and its lines only with RTPROF_DEBUG_LINES=all:
+ * libc6-dbg's compressed DWARF alone took half of the conversion of a
+ * recorded `make -j2` (inflated at every conversion, ~50 ms of CPU) for
+ * line numbers of libc's functions.
+ */
+static bool
+lines_wanted(struct modfile *f, bool user_debug)
+{
+	static int all = -1;
+	const char *dbg = NULL;
+	GElf_Addr bias;
+	Elf *e;
+	size_t shstr;
+
+	if (all < 0) {
+		const char *v = getenv("RTPROF_DEBUG_LINES");
+
+		all = v != NULL && strcmp(v, "all") == 0;
+	}
+	/* Debug directories the user named (--debug-dir), or a debug file
+	 * found outside the system's: its lines are wanted. */
+	dwfl_module_info(f->mod, NULL, NULL, NULL, NULL, NULL, NULL, &dbg);
+	if (all || user_debug ||
+	    (dbg != NULL && strstr(dbg, "/usr/lib/debug/") == NULL))
+		return true;
+	f->lines_skipped = dbg != NULL;
+	e = dwfl_module_getelf(f->mod, &bias);
+	if (e == NULL || elf_getshdrstrndx(e, &shstr) != 0)
+		return false;
+	for (Elf_Scn *scn = elf_nextscn(e, NULL); scn != NULL;
+	    scn = elf_nextscn(e, scn)) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) == NULL ||
+		    (name = elf_strptr(e, shstr, sh.sh_name)) == NULL)
+			continue;
+		if (strcmp(name, ".debug_info") == 0 ||
+		    strcmp(name, ".zdebug_info") == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Reads @fd (consumed) as module @m's file, @used the path it was opened
  * by: reported to a Dwfl of its own at bias 0, its symbol table and debug
  * info looked up (the expensive part: a separate debug file found and
@@ -290,7 +340,8 @@ file_read(struct rtprof_symbolizer *s, struct module *m, int fd,
 	}
 	dwfl_report_end(f->dwfl, NULL, NULL);
 	f->nsym = dwfl_module_getsymtab(f->mod);
-	f->has_dwarf = dwfl_module_getdwarf(f->mod, &b) != NULL;
+	f->has_dwarf = lines_wanted(f, s->user_debug) &&
+	    dwfl_module_getdwarf(f->mod, &b) != NULL;
 	f->next = files;
 	files = f;
 	return f;
@@ -330,8 +381,10 @@ rtprof_symbolizer_new(const char *sysroot, const char *const *debug_dirs,
 		goto fail;
 	p += sprintf(p, ":.debug");
 	for (size_t i = 0; i < ndebug_dirs; i++)
-		if (debug_dirs[i] != NULL && debug_dirs[i][0] != 0)
+		if (debug_dirs[i] != NULL && debug_dirs[i][0] != 0) {
 			p += sprintf(p, ":%s", debug_dirs[i]);
+			s->user_debug = true;
+		}
 	if (s->sysroot != NULL)
 		p += sprintf(p, ":%s/usr/lib/debug", s->sysroot);
 	sprintf(p, ":/usr/lib/debug");
@@ -617,8 +670,11 @@ module_tables(struct module *m)
 		m->status = RTPROF_MOD_NOSYMS;
 		m->detail = xasprintf("no symbol table and no debug info");
 	} else if (!m->f->has_dwarf) {
-		m->detail = xasprintf("%sno debug info (function names only)",
-		    m->status == RTPROF_MOD_UNVERIFIED ? "no build id in dump (unverified); " : "");
+		m->detail = xasprintf("%s%s",
+		    m->status == RTPROF_MOD_UNVERIFIED ? "no build id in dump (unverified); " : "",
+		    m->f->lines_skipped ? "function names from its debug file "
+		    "(its source lines with RTPROF_DEBUG_LINES=all)" :
+		    "no debug info (function names only)");
 	} else if (m->status == RTPROF_MOD_UNVERIFIED) {
 		m->detail = xasprintf("no build id in dump (unverified)");
 	}

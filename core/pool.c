@@ -370,6 +370,10 @@ rtprof__pool_setup(const rtprof_lock *lk, const struct rtprof_settings *s)
 	want = s->prefault ? target : 1;
 	while (ncurrent(c) < want && pool_grow(c) == 0)
 		;
+	for (struct rtprof__chunk *k = c->free; s->prefault && k != NULL;
+	    k = k->next)
+		if (k->alloc & POOL_LAZY)
+			chunk_touch(k, c->chunk_bytes);
 	return ncurrent(c) > 0 ? 0 : -ENOMEM;
 }
 

@@ -228,9 +228,10 @@ struct rtprof_settings {
 	/*
 	 * 1: allocate and touch every chunk under memory_limit at session
 	 * start (nothing is allocated later); 0: the pool grows on demand
-	 * under the limit, a chunk allocated and touched on rtprof's own
-	 * threads before any thread gets it (a real-time thread's chunks
-	 * are resident either way). RTPROF_PREFAULT=1 in the environment.
+	 * under the limit, a chunk allocated on rtprof's own threads; its
+	 * pages are faulted in as a thread writes them, except a real-time
+	 * thread's, which are touched before it gets the chunk (resident
+	 * either way). RTPROF_PREFAULT=1 in the environment.
 	 */
 	int prefault;
 	/*

@@ -299,6 +299,40 @@ check_vdso(void)
 	}
 }
 
+/*
+ * libc's separate debug file in the system's directory (libc6-dbg), when
+ * installed: its function names, not its source lines (inflating its
+ * DWARF took half of a recorded make's conversion), and the module says
+ * how to get them; RTPROF_DEBUG_LINES=all reads them.
+ */
+static void
+check_system_lines(struct rtprof_symbolizer *s, int li,
+    const struct selfmod *libc, const struct rtprof_sym *r)
+{
+	char dbg[300], *p = dbg;
+	const char *detail = NULL, *all = getenv("RTPROF_DEBUG_LINES");
+	struct stat sb;
+
+	if (libc->build_id_len < 2)
+		return;
+	p += sprintf(p, "/usr/lib/debug/.build-id/%02x/", libc->build_id[0]);
+	for (size_t i = 1; i < libc->build_id_len; i++)
+		p += sprintf(p, "%02x", libc->build_id[i]);
+	strcpy(p, ".debug");
+	if (stat(dbg, &sb) != 0) {
+		printf("no %s: system lines not checked\n", dbg);
+		return;
+	}
+	rtprof_symbolizer_module(s, li, NULL, &detail);
+	if (all != NULL && strcmp(all, "all") == 0) {
+		RTPROF_CHECK(r->file != NULL && r->line > 0);
+		return;
+	}
+	RTPROF_CHECK(r->file == NULL);
+	RTPROF_CHECK(detail != NULL &&
+	    strstr(detail, "RTPROF_DEBUG_LINES=all") != NULL);
+}
+
 int
 main(void)
 {
@@ -332,6 +366,7 @@ main(void)
 	RTPROF_CHECK_EQ(r.module, li);
 	printf("ldiv: %s:%d (libc debug info %s)\n", r.file ? r.file : "?", r.line,
 	    r.file ? "found" : "absent");
+	check_system_lines(s, li, &libc, &r);
 	/* Outside every module. */
 	RTPROF_CHECK_EQ(rtprof_symbolize(s, 16, &r), RTPROF_SYM_NOMODULE);
 	RTPROF_CHECK_EQ(r.module, -1);
