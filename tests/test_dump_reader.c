@@ -474,7 +474,7 @@ build_session(struct buf *b, struct layout *lay, uint32_t sid)
 	pk_emit(&p, b, lay, RTPROF_FRAME_EVENT, sid, &seq);
 
 	/* TRAILER */
-	msgpack_pack_map(k, 9);
+	msgpack_pack_map(k, 10);
 	pk_str(&p, "stop_ticks"); msgpack_pack_uint64(k, 2000000);
 	pk_str(&p, "stop_mono_ns"); msgpack_pack_int64(k, 5333333333);
 	pk_str(&p, "stop_wall_ns");
@@ -482,6 +482,7 @@ build_session(struct buf *b, struct layout *lay, uint32_t sid)
 	pk_str(&p, "frames"); msgpack_pack_uint8(k, 14);
 	pk_str(&p, "bytes"); msgpack_pack_uint16(k, 1234);
 	pk_str(&p, "chunks_lost"); msgpack_pack_uint8(k, 0);
+	pk_str(&p, "samples_lost"); msgpack_pack_uint16(k, 321);
 	pk_str(&p, "limit_reached"); msgpack_pack_false(k);
 	pk_str(&p, "threads_omitted"); msgpack_pack_uint8(k, 5);
 	pk_str(&p, "threads");
@@ -563,7 +564,8 @@ static const char session_log[] =
 "event 1000680 limit_reached errno=- msg=(nil) max=1048576\n"
 "frame {I} TRAILER\n"
 "trailer stop=2000000/5333333333/1700000000333333333 frames=14 bytes=1234 "
-    "lost=0 limit=0 omitted=5 threads=[4242:9/2/1/0,4243:3/0/0/0]\n";
+    "lost=0 samples_lost=321 limit=0 omitted=5 "
+    "threads=[4242:9/2/1/0,4243:3/0/0/0]\n";
 
 /* ------------------------------------------------------------------ */
 /* The log that the callbacks write.                                  */
@@ -819,10 +821,11 @@ cb_trailer(void *ctx, const struct rtprof_dump_trailer *t)
 	struct log *l = ctx;
 
 	logf_(l, "trailer stop=%" PRIu64 "/%" PRId64 "/%" PRId64 " frames=%"
-	    PRIu64 " bytes=%" PRIu64 " lost=%" PRIu64 " limit=%d omitted=%"
-	    PRIu64 " threads=[", t->stop_ticks, t->stop_mono_ns,
-	    t->stop_wall_ns, t->frames, t->bytes, t->chunks_lost,
-	    (int)t->limit_reached, t->threads_omitted);
+	    PRIu64 " bytes=%" PRIu64 " lost=%" PRIu64 " samples_lost=%" PRIu64
+	    " limit=%d omitted=%" PRIu64 " threads=[", t->stop_ticks,
+	    t->stop_mono_ns, t->stop_wall_ns, t->frames, t->bytes,
+	    t->chunks_lost, t->samples_lost, (int)t->limit_reached,
+	    t->threads_omitted);
 	for (size_t i = 0; i < t->nthreads; i++)
 		logf_(l, "%s%" PRId64 ":%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%"
 		    PRIu64, i ? "," : "", t->threads[i].tid,
