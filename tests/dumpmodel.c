@@ -162,6 +162,7 @@ on_data(void *ctx, const struct rtprof_dump_data *d)
 	th->drops_full += d->dropped_full;
 	th->drops_nested += d->dropped_nested;
 	th->data_frames++;
+	th->chunk_starts += d->byte_offset == 0;
 	return 0;
 }
 

@@ -30,6 +30,9 @@ struct dm_thread {
 	size_t nrecs, cap;
 	uint64_t drops_full, drops_nested; /* summed from DATA headers */
 	uint64_t data_frames;
+	/* DATA frames that begin a chunk (byte offset 0): a chunk flushed in
+	 * parts (the writer's partials) has one, then its continuations. */
+	uint64_t chunk_starts;
 	/* THREAD frames with totals (final counts of an exited thread), and
 	 * their sum. */
 	size_t nsettled;

@@ -462,6 +462,10 @@ waker(void *arg)
 }
 
 static int nstep;
+/* When the step's call began and how long it took (us), by this thread's
+ * clock: under load the waker's 5 ms may start before the caller is in
+ * the call (it saw it asleep on the way: 1.4 ms select markers seen). */
+static uint64_t call_t0, call_us;
 
 /* Before a blocking call: the waker ran @pre and will run @wake 5 ms
  * after the caller sleeps. The caller spins meanwhile (never asleep). */
@@ -473,12 +477,14 @@ arm(void (*pre)(void), void (*wake)(void))
 	atomic_store(&step_req, ++nstep);
 	while (atomic_load(&step_ready) != nstep)
 		sched_yield();
+	call_t0 = mono_us();
 }
 
 /* After it: the waker is done with this step. */
 static void
 disarm(void)
 {
+	call_us = mono_us() - call_t0;
 	while (atomic_load(&step_done) != nstep)
 		raw_nap_us(50);
 }
@@ -488,6 +494,7 @@ struct call_out {
 	const char *name;
 	long fd, bytes;
 	int retried;
+	uint64_t us;            /* from arm() to disarm() */
 };
 
 static struct call_out call_outs[40];
@@ -502,6 +509,7 @@ said(const char *name, long fd, long bytes, int retried)
 	c->fd = fd;
 	c->bytes = bytes;
 	c->retried = retried;
+	c->us = call_us;
 }
 
 /* The descriptors of the current step (the waker acts on them). */
@@ -1013,9 +1021,9 @@ calls_thread(void *arg)
 			abort();
 	sem_destroy(&wk_sem);
 	for (int i = 0; i < ncall_outs; i++)
-		printf("call %s fd %ld bytes %ld retried %d\n",
+		printf("call %s fd %ld bytes %ld retried %d us %llu\n",
 		    call_outs[i].name, call_outs[i].fd, call_outs[i].bytes,
-		    call_outs[i].retried);
+		    call_outs[i].retried, (unsigned long long)call_outs[i].us);
 	printf("fast read fd %s count 200\n", name);
 	printf("fast sem_wait count 1000\n");
 	return NULL;

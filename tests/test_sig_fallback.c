@@ -206,7 +206,12 @@ case_own_sigprof(int fd)
 	lo = (double)(m1 - m0) / (ITIMER_US * 1000.0);
 	/* Had the main thread its CPU to itself? (its own clock) */
 	alone = (double)(m1 - m0) >= 0.9 * (double)(w1 - w0);
-	floor = alone ? lo - 2 - lo * 0.05 : lo * 0.5;
+	/* Not alone: ITIMER_PROF counts the process's CPU, rtprof's threads
+	 * included, and its signal can only go to this thread: expirations
+	 * while it waits for a CPU stay pending and merge (17 ticks for 79
+	 * of its own CPU under ASan beside two CPU hogs, rtprof's threads at
+	 * 21% of the process's CPU). A handler rtprof took over gets none. */
+	floor = alone ? lo - 2 - lo * 0.05 : lo * 0.15;
 	ceil = alone ? expect + 2 + expect * 0.05 : expect * 1.5;
 	load(&m, fd);
 	c = count_samples(&m, gettid_());
