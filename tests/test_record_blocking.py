@@ -242,6 +242,11 @@ def stdio():
 CALL_FRAME = re.compile(r"^(\w+) \((on CPU|blocked)\)$")
 
 
+def loaded():
+    """More runnable work than CPUs (the 1-minute load average)."""
+    return os.getloadavg()[0] > os.cpu_count()
+
+
 def perf_sampled(dump):
     info = subprocess.run([M2G, "--info", dump], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True).stdout
@@ -340,8 +345,13 @@ def reasons():
         if fs:
             ms = sum(got.get(r, (0,))[0] for r in
                      ("fsync", "journal commit (fsync)"))
-            check(ms >= 0.3 * fs[0][1], f"reasons: fsync blocked "
-                  f"{fs[0][1]:.0f} ms, {ms} ms named: {sect}")
+            # The marker is wall time: on a loaded machine part of it is
+            # waiting for a CPU after the wake-up, which no off-CPU sample
+            # covers (3 ms named of a 21 ms fsync beside two CPU hogs).
+            # Then the fsync is named at least (3 samples).
+            check(ms >= 0.3 * fs[0][1] or (ms >= 3 and loaded()),
+                  f"reasons: fsync blocked {fs[0][1]:.0f} ms, {ms} ms "
+                  f"named: {sect}")
         print(f"test_record_blocking: reasons: "
               f"{ {r: v[0] for r, v in got.items()} } (fsync blocked "
               f"{fs[0][1] if fs else 0:.0f} ms)", file=sys.stderr)
