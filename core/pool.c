@@ -184,7 +184,8 @@ chunk_map(const struct rtprof__core *c, size_t len)
 	return m;
 }
 
-/* A chunk in fresh pages of its own (POOL_LAZY: untouched), or NULL. */
+/* A chunk in fresh pages of its own (POOL_LAZY: untouched), or NULL.
+ * Context: collector or control thread, lock held (chunk_new). */
 static struct rtprof__chunk *
 chunk_map_lazy(const struct rtprof__core *c)
 {
@@ -198,7 +199,8 @@ chunk_map_lazy(const struct rtprof__core *c)
 }
 
 /* Fault in every page of lazy chunk @k (a read and a write of one byte
- * per page: its contents do not change). */
+ * per page: its contents do not change), before any thread owns it.
+ * Context: collector or control thread, lock held. */
 static void
 chunk_touch(struct rtprof__chunk *k, size_t bytes)
 {
