@@ -262,6 +262,8 @@ file_find(const struct rtprof_symbolizer *s, const struct stat *st,
 static bool
 lines_wanted(struct modfile *f, bool user_debug)
 {
+	/* The environment read once; the symbolizing thread (one per
+	 * conversion): a second one would write the same value. */
 	static int all = -1;
 	const char *dbg = NULL;
 	GElf_Addr bias;

@@ -723,7 +723,8 @@ runnable(pid_t tid)
 
 /* The first record of @th's spell off CPU: the kernel's stack where it
  * went off (KSTACK), then a SAMPLE with its own stack there, or the call
- * its sleep word names when the stack is not known. */
+ * its sleep word names when the stack is not known. Context: sampler
+ * thread, lock held (the ring's one reader). */
 static void
 idle_first(struct rtprof__thread *th, struct rtprof__perf *p,
     uint64_t interval_ns)

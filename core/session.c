@@ -65,7 +65,8 @@ sessions_unfinished(const struct rtprof__core *c)
 }
 
 /* The user counters' values at @s's start (writer.c sends them at its
- * start_ticks; none when out of memory). Context: lock held. */
+ * start_ticks; none when out of memory). Context: the control thread
+ * starting @s, lock held. */
 static void
 values_at_start(const struct rtprof__core *c, struct rtprof__session *s)
 {
