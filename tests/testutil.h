@@ -2,7 +2,8 @@
  * testutil.h - small helpers the runtime's stress tests share: a seeded
  * generator (xorshift64*), sleeping and spinning for microseconds, the
  * calling thread's kernel id, pinning a thread to a CPU, the sampler
- * thread's id, the monotonic clock in ns or s, the thread's CPU time. Test support only (the
+ * thread's id, the monotonic clock in ns or s, the thread's CPU time, the
+ * pages the kernel has migrated. Test support only (the
  * test programs that are profiled use it too).
  */
 #ifndef RTPROF_TESTUTIL_H
@@ -147,6 +148,33 @@ sampler_tid(void)
 	}
 	closedir(d);
 	return tid;
+}
+
+/*
+ * Pages the kernel has migrated so far, system-wide (/proc/vmstat
+ * pgmigrate_success: compaction, which runs whenever memory is fragmented
+ * and moves any process's movable pages, even mlocked ones while
+ * vm.compact_unevictable_allowed is 1). A thread touching a page being
+ * moved sleeps in migration_entry_wait() until the copy is done: a
+ * voluntary switch inside a page fault that no program code can avoid
+ * (seen here with perf's sched_switch stacks in a test's own text and
+ * stack pages as well as in chunks). 0 when unreadable.
+ */
+static inline uint64_t
+pages_migrated(void)
+{
+	FILE *f = fopen("/proc/vmstat", "r");
+	char key[64];
+	unsigned long long v, n = 0;
+
+	if (f == NULL)
+		return 0;
+	while (fscanf(f, "%63s %llu", key, &v) == 2)
+		if (strcmp(key, "pgmigrate_success") == 0 ||
+		    strcmp(key, "thp_migration_success") == 0)
+			n += v;
+	fclose(f);
+	return n;
 }
 
 #endif /* RTPROF_TESTUTIL_H */
