@@ -3,6 +3,8 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer, and ThreadSanitizer (clang).
 #   ./test.sh            all three
 #   ./test.sh fast       the optimised build only
+#   ./test.sh release    a Release build only (-O3, no -g: gcc clones and
+#                        inlines more; RELIABILITY.md, "Release build")
 set -eu
 cd "$(dirname "$0")"
 sh scripts/deps.sh
@@ -15,6 +17,10 @@ run() {
 	cmake --build "$dir" -j"$jobs" >/dev/null
 	(cd "$dir" && ctest --output-on-failure -j"$jobs")
 }
+if [ "${1:-}" = release ]; then
+	run build-release -DCMAKE_BUILD_TYPE=Release
+	exit 0
+fi
 run build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
 [ "${1:-}" = fast ] && exit 0
 run build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \

@@ -8,7 +8,15 @@
  *   bench_sustained [--threads N[,N...]] [--seconds S] [--probe-s P]
  *                   [--chunk-kib C] [--prefill K] [--memory-mib M]
  *                   [--flush-us U] [--file PATH] [--start-rate R]
- *                   [--trim-mib T] [--floor-ring-mib F] [--fifo] [--json]
+ *                   [--trim-mib T] [--floor-ring-mib F] [--payload B]
+ *                   [--fifo] [--json]
+ *
+ * --payload B: each event is a typed marker carrying B bytes of text (in
+ * string fields of at most RTPROF_MAX_STRING bytes; B <= 2550) instead of
+ * an rtprof_mark of 22 bytes. A mark measures the recording threads: on
+ * 2 vCPUs they cannot produce bytes as fast as write() takes them, so the
+ * writer's MB/s is theirs. Records of ~1 KB measure the writer's own
+ * throughput, which is what the comparison with write() is about.
  *
  * Method. A run: a session streams to PATH (truncated; RTPROF_MODE_STREAM,
  * chunk C KiB, prefill K, memory_limit M MiB: the buffer between the
@@ -77,7 +85,13 @@ struct opts {
 	uint64_t memory_mib, trim_mib, floor_ring_mib;
 	const char *file;
 	int fifo, json;
+	unsigned payload;        /* bytes of text per event; 0: rtprof_mark */
 };
+
+/* The --payload marker type and its text. */
+static const rtprof_marker_type *payload_type;
+static unsigned payload_fields;
+static char payload_text[RTPROF_MAX_STRING];
 
 /* One recording thread of a run. */
 struct worker {
@@ -85,6 +99,7 @@ struct worker {
 	double rate;             /* events per second */
 	double seconds;
 	int fifo;
+	unsigned payload;
 	pthread_barrier_t *go;
 	uint64_t offered;        /* events it recorded (called rtprof_mark) */
 	uint64_t target;
@@ -123,6 +138,48 @@ set_fifo(void)
 
 /* Record @w->rate marks per second for @w->seconds, in 1 ms steps.
  * Context: its own thread (registered here). */
+/* Declare the --payload marker type: @bytes of text in string fields. */
+static int
+declare_payload(unsigned bytes)
+{
+	static const char *const keys[RTPROF_MAX_FIELDS] = {
+		"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9" };
+	struct rtprof_marker_schema sc;
+
+	memset(&sc, 0, sizeof(sc));
+	sc.name = "sustained.payload";
+	sc.category = RTPROF_CAT_OTHER;
+	payload_fields = (bytes + RTPROF_MAX_STRING - 1) / RTPROF_MAX_STRING;
+	sc.nfields = payload_fields;
+	for (unsigned i = 0; i < payload_fields; i++) {
+		sc.fields[i].key = keys[i];
+		sc.fields[i].kind = RTPROF_FIELD_STR;
+	}
+	for (unsigned i = 0; i < sizeof(payload_text); i++)
+		payload_text[i] = (char)('a' + i % 26);
+	payload_type = rtprof_marker_type_declare(&sc);
+	return payload_type != NULL ? 0 : -1;
+}
+
+/* One event of @bytes of text (the fields filled in turn). */
+static void
+record_payload(unsigned bytes)
+{
+	rtprof_rec r;
+
+	if (!rtprof_marker_open(&r, payload_type, RTPROF_PHASE_INSTANT,
+	    rtprof_now(), 0))
+		return;
+	for (unsigned i = 0; i < payload_fields; i++) {
+		unsigned n = bytes > RTPROF_MAX_STRING ? RTPROF_MAX_STRING :
+		    bytes;
+
+		rtprof_put_str(&r, payload_text, n);
+		bytes -= n;
+	}
+	rtprof_marker_close(&r);
+}
+
 static void *
 worker_main(void *arg)
 {
@@ -141,7 +198,10 @@ worker_main(void *arg)
 	for (uint64_t i = 1; i <= steps; i++) {
 		due = (uint64_t)(per_step * (double)i);
 		while (w->offered < due) {
-			rtprof_mark("sustained", RTPROF_CAT_OTHER);
+			if (w->payload == 0)
+				rtprof_mark("sustained", RTPROF_CAT_OTHER);
+			else
+				record_payload(w->payload);
 			w->offered++;
 		}
 		sleep_until(t0 + i * step);
@@ -285,6 +345,7 @@ spawn(struct worker *w, unsigned n, const struct opts *o, double rate,
 		w[i].rate = rate;
 		w[i].seconds = seconds;
 		w[i].fifo = o->fifo;
+		w[i].payload = o->payload;
 		w[i].go = go;
 		if (pthread_create(&w[i].th, NULL, worker_main, &w[i]) != 0)
 			return -1;
@@ -534,7 +595,8 @@ usage(void)
 	fprintf(stderr, "usage: bench_sustained [--threads N[,N...]] "
 	    "[--seconds S] [--probe-s P] [--chunk-kib C] [--prefill K] "
 	    "[--memory-mib M] [--flush-us U] [--file PATH] [--start-rate R] "
-	    "[--trim-mib T] [--floor-ring-mib F] [--fifo] [--json]\n");
+	    "[--trim-mib T] [--floor-ring-mib F] [--payload B] [--fifo] "
+	    "[--json]\n");
 	exit(2);
 }
 
@@ -620,11 +682,14 @@ parse(struct opts *o, int argc, char **argv)
 			o->file = v;
 		else if (!strcmp(a, "--start-rate"))
 			o->start_rate = atof(v);
+		else if (!strcmp(a, "--payload"))
+			o->payload = (unsigned)atoi(v);
 		else
 			usage();
 	}
 	if (o->seconds <= 0 || o->probe_s <= 0 || o->chunk_kib < 4 ||
-	    o->start_rate < 1000)
+	    o->start_rate < 1000 ||
+	    o->payload > RTPROF_MAX_FIELDS * RTPROF_MAX_STRING)
 		usage();
 }
 
@@ -634,12 +699,21 @@ main(int argc, char **argv)
 	struct opts o;
 
 	parse(&o, argc, argv);
+	if (o.payload > 0 && declare_payload(o.payload) != 0) {
+		fprintf(stderr, "bench_sustained: cannot declare the payload "
+		    "marker type\n");
+		return 1;
+	}
 	if (o.fifo)
 		set_fifo();     /* the write() floor runs on this thread */
 	fprintf(stderr, "bench_sustained: %u s runs (probes %.1f s), chunk %u KiB, "
-	    "prefill %u, memory %" PRIu64 " MiB, flush %u us, file %s%s\n",
+	    "prefill %u, memory %" PRIu64 " MiB, flush %u us, file %s%s, "
+	    "events: %s\n",
 	    (unsigned)o.seconds, o.probe_s, o.chunk_kib, o.prefill,
-	    o.memory_mib, o.flush_us, o.file, o.fifo ? ", SCHED_FIFO" : "");
+	    o.memory_mib, o.flush_us, o.file, o.fifo ? ", SCHED_FIFO" : "",
+	    o.payload ? "typed markers with text" : "rtprof_mark");
+	if (o.payload)
+		fprintf(stderr, "  %u bytes of text per event\n", o.payload);
 	static struct result res[8];
 
 	for (unsigned i = 0; i < o.nthreads; i++) {

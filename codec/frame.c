@@ -260,6 +260,7 @@ rtprof_frame_hdr_decode(const unsigned char in[RTPROF_FRAME_HEADER_SIZE],
 }
 
 #define SCAN_MIN_SPACE (64u << 10)
+#define SCAN_READS_KEPT 8u /* the buffer holds this many reads */
 #define CK_STEP 256u /* bytes between two prefix CRCs of a hunt */
 
 /*
@@ -305,19 +306,28 @@ rtprof_scanner_space(struct rtprof_scanner *s, size_t *n)
 {
 	size_t want = *n ? *n : SCAN_MIN_SPACE;
 
-	if (s->start > 0) {
+	/* What is left of a frame moves to the front only when the room
+	 * behind it is short: with reads of a frame's size, moving at every
+	 * read copied half the input again (a 1 MiB read ends in the middle
+	 * of a 1 MiB frame); with room for SCAN_READS_KEPT reads, what moves
+	 * is at most one frame every few reads. */
+	if (s->start > 0 && s->cap - s->fill < want) {
 		memmove(s->buf, s->buf + s->start, s->fill - s->start);
 		s->fill -= s->start;
 		s->start = 0;
 	}
 	if (s->cap - s->fill < want) {
 		/* Bounded: the scanner never keeps more than one maximal
-		 * frame plus the requested read, see rtprof_scanner_next(). */
+		 * frame plus the requested read, see rtprof_scanner_next(),
+		 * in a buffer of at most twice that or SCAN_READS_KEPT
+		 * reads. */
 		size_t ncap = s->fill + want;
 		unsigned char *nb;
 
 		if (ncap < s->cap * 2)
 			ncap = s->cap * 2;
+		if (ncap < SCAN_READS_KEPT * want)
+			ncap = SCAN_READS_KEPT * want;
 		nb = realloc(s->buf, ncap);
 		if (nb == NULL) {
 			errno = ENOMEM;

@@ -253,6 +253,15 @@ def perf_sampled(dump):
     return "sampling: perf" in info
 
 
+# The intercepted calls a pipeline's programs make: their I/O, the shell's
+# waits, opening files and looking them up (dash stats each PATH entry
+# before it execs a command: a sample lands in it now and then, more often
+# on a loaded machine).
+PIPELINE_CALLS = ("read", "write", "wait4", "wait3", "waitpid", "open",
+                  "openat", "stat", "stat64", "lstat", "lstat64", "fstatat",
+                  "fstatat64")
+
+
 def pipeline():
     big = os.path.join(DIR, "big")
     with open(big, "wb") as f:
@@ -289,8 +298,7 @@ def pipeline():
             check(not callers or callers[-1].endswith(f"(in {exe})") or
                   (prog == "sh" and "(in libc" not in callers[-1]),
                   f"pipeline: {prog}: the call's caller: {stack[-3:]}")
-            check(m.group(1) in ("read", "write", "wait4", "wait3",
-                                 "waitpid", "open", "openat"),
+            check(m.group(1) in PIPELINE_CALLS,
                   f"pipeline: {prog}: unexpected call frame {stack[-1]}")
     cat = seen.get("cat", {})
     want = ("on CPU", "blocked") if perf else ("blocked",)
