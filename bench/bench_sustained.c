@@ -267,7 +267,10 @@ writer_fifo(pid_t tid)
  * page cache holds at most that much of it and the kernel's dirty-page
  * limits never throttle the writes (10 s at GB/s would otherwise fill
  * them and the disk's writeback would set the rate). The write() floor
- * is cut back the same way.
+ * is cut back the same way, by the same thread beside it (until
+ * 2026-11-26 in its own loop: it then never waited for the inode's lock
+ * that a truncation holds, as the writer does, and its CPU time held the
+ * truncations).
  */
 struct trimmer {
 	pthread_t th;
@@ -430,6 +433,7 @@ write_floor(const struct opts *o, uint64_t bytes, double *cpu_per_mb)
 	int fd = open(o->file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	uint64_t done = 0, t0;
 	size_t at = 0;
+	struct trimmer tr;
 	double cpu;
 
 	if (buf == NULL || fd < 0) {
@@ -437,6 +441,14 @@ write_floor(const struct opts *o, uint64_t bytes, double *cpu_per_mb)
 		return 0;
 	}
 	memset(buf, 0x5a, ring);
+	/* Cut back by the same trimmer thread as the runs: both wait alike
+	 * for its truncations (the inode's lock), and neither's CPU time
+	 * holds them. */
+	tr.fd = fd;
+	tr.limit = (off_t)(o->trim_mib << 20);
+	atomic_init(&tr.stop, 0);
+	if (o->trim_mib != 0)
+		pthread_create(&tr.th, NULL, trimmer_main, &tr);
 	cpu = own_cpu_s();
 	t0 = bench_now_ns();
 	while (done < bytes) {
@@ -446,11 +458,12 @@ write_floor(const struct opts *o, uint64_t bytes, double *cpu_per_mb)
 		if (k <= 0)
 			break;
 		done += (uint64_t)k;
-		if ((done & ((64u << 20) - 1)) < blk)
-			trim_fd(fd, (off_t)(o->trim_mib << 20));
 	}
 	t0 = bench_now_ns() - t0;
 	*cpu_per_mb = (own_cpu_s() - cpu) / ((double)done / 1e6);
+	atomic_store(&tr.stop, 1);
+	if (o->trim_mib != 0)
+		pthread_join(tr.th, NULL);
 	close(fd);
 	free(buf);
 	return (double)done / 1e6 / ((double)t0 / 1e9);

@@ -18,6 +18,7 @@ test_sampler dump shows what the program did (issue: sampler, "Tests").
 """
 
 import os
+import re
 import sys
 
 from gecko_testlib import check, fail, load
@@ -58,10 +59,14 @@ def stacks(th):
     return out
 
 
+# gcc's clones of a function (-O3: chain_a.constprop.0) are the function.
+CLONE = re.compile(r"(\.(constprop|isra|part|cold)(\.\d+)?)+$")
+
+
 def fname(loc):
-    """'chain_a (in test_sampler_fp)' -> 'chain_a'."""
+    """'chain_a (in test_sampler_fp)' -> 'chain_a'; a clone's suffix goes."""
     i = loc.find(" (in ")
-    return loc[:i] if i >= 0 else loc
+    return CLONE.sub("", loc[:i] if i >= 0 else loc)
 
 
 def main():
