@@ -43,6 +43,7 @@ struct batch rtprof__batch;
 
 
 
+/* A new item of the round's batch. Context: writer thread, lock held. */
 static struct witem *
 batch_add(enum witem_kind kind, struct rtprof__session *s)
 {
@@ -64,7 +65,8 @@ batch_add(enum witem_kind kind, struct rtprof__session *s)
 	return w;
 }
 
-/* Starts a W_FRAME item; the caller packs the payload with *pk. */
+/* Starts a W_FRAME item; the caller packs the payload with *pk.
+ * Context: writer thread, lock held. */
 struct witem *
 rtprof__frame_add(struct rtprof__session *s, uint8_t kind, msgpack_packer *pk)
 {

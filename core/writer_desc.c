@@ -291,6 +291,8 @@ rtprof__desc_category(struct rtprof__session *s, const struct rtprof__category *
 	rtprof__pack_str(&pk, k->color);
 }
 
+/* A PAUSE frame for each pause queued in @s, which it empties.
+ * Context: writer thread, lock held. */
 void
 rtprof__desc_pauses(struct rtprof__session *s)
 {
