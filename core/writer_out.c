@@ -242,8 +242,24 @@ static void write_event_limit(struct rtprof__session *s);
  * Return: 0 written, -1 not written (sink error or cap; counted).
  */
 static int
+write_frame_crc(struct rtprof__session *s, uint8_t kind,
+    const struct iovec *payload, int np, const uint32_t *tail_crc);
+
+static int
 write_frame(struct rtprof__session *s, uint8_t kind, const struct iovec *payload,
     int np)
+{
+	return write_frame_crc(s, kind, payload, np, NULL);
+}
+
+/*
+ * write_frame_crc - write_frame() with the last piece's CRC-32C given
+ * (@tail_crc, of that piece alone: joined by rtprof_crc32c_combine()), or
+ * computed here (NULL).
+ */
+static int
+write_frame_crc(struct rtprof__session *s, uint8_t kind,
+    const struct iovec *payload, int np, const uint32_t *tail_crc)
 {
 	int capped = kind != RTPROF_FRAME_EVENT && kind != RTPROF_FRAME_TRAILER;
 	unsigned char hdr[RTPROF_FRAME_HEADER_SIZE], crcb[4];
@@ -277,7 +293,12 @@ write_frame(struct rtprof__session *s, uint8_t kind, const struct iovec *payload
 	iov[0].iov_len = sizeof(hdr);
 	for (int i = 0; i < np; i++) {
 		iov[1 + i] = payload[i];
-		crc = rtprof_crc32c(crc, payload[i].iov_base, payload[i].iov_len);
+		if (i == np - 1 && tail_crc != NULL)
+			crc = rtprof_crc32c_combine(crc, *tail_crc,
+			    payload[i].iov_len);
+		else
+			crc = rtprof_crc32c(crc, payload[i].iov_base,
+			    payload[i].iov_len);
 	}
 	rtprof_put_le32(crcb, crc);
 	iov[1 + np].iov_base = crcb;
@@ -439,6 +460,7 @@ write_data(struct witem *w)
 	const unsigned char *p = k->data + from;
 	size_t n = to - from;
 	uint64_t first, last;
+	uint32_t data_crc;
 	unsigned char hb[128];
 	msgpack_sbuffer b = { 0, (char *)hb, sizeof(hb) };
 	msgpack_packer pk;
@@ -450,6 +472,9 @@ write_data(struct witem *w)
 		rtprof__unrecord(s, w->th, word_nrec(w->to) - word_nrec(w->from));
 		return;
 	}
+	/* The CRC first: it reads the chunk (written on another CPU) at the
+	 * speed of its lines, and the pass after it finds them in cache. */
+	data_crc = rtprof_crc32c(0, p, n);
 	scan_records(s, p, n, &first, &last);
 	if (s->sink_error != 0 || (s->limit_reached && s->set.max_bytes)) {
 		/* A STRING frame of these records was refused for the cap:
@@ -477,7 +502,7 @@ write_data(struct witem *w)
 	v[0].iov_len = b.size;
 	v[1].iov_base = (void *)p;
 	v[1].iov_len = n;
-	if (write_frame(s, RTPROF_FRAME_DATA, v, 2) == 0) {
+	if (write_frame_crc(s, RTPROF_FRAME_DATA, v, 2, &data_crc) == 0) {
 		SINK_SET(s->chunks_written, s->chunks_written + 1);
 	} else {
 		SINK_SET(s->chunks_lost, s->chunks_lost + 1);
