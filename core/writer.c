@@ -13,8 +13,10 @@
  *   4. serve dump requests the same way without closing, and in a stream
  *      not paced to a link do the same every PARTIALS_NS (a killed
  *      program loses at most that much);
- *   5. refill every live thread's `empty` ring from the pool (flight
- *      recorder: recycling the oldest kept chunk when the pool is empty);
+ *   5. refill every live thread's `empty` ring from the pool to its depth
+ *      (a stream deepens the ring of a thread that runs it low: ring_depth();
+ *      flight recorder: recycling the oldest kept chunk when the pool is
+ *      empty);
  *   6. free exited threads whose chunks are all back.
  * Then, without the lock, it writes the batch (rtprof__write_batch(),
  * writer_out.c); then, with the lock again, it returns written chunks to
@@ -402,19 +404,129 @@ recycle_oldest(const rtprof_lock *lk, struct rtprof__session *s)
 	return k;
 }
 
+/*
+ * A stream's threads deepen their empty rings as they need: the memory
+ * limit is the user's budget, and a thread that fills chunks faster than
+ * the writer's rounds give them back (a writer that waited for a CPU or for
+ * the file system) would otherwise drop events while most of the pool sits
+ * free. When a refill finds a thread's ring at a quarter of its depth or
+ * less, or the thread dropped an event for want of a chunk since the last
+ * round, its depth doubles; and every DEPTH_WINDOW_NS it is made to hold
+ * twice what the thread took in that window, when that is more: room for
+ * a writer that stops for as long. Both up to its share: half of the pool's
+ * chunks that
+ * the other threads' rings do not hold (so a thread that went idle on a
+ * deep ring leaves every later one half of the rest), and never over the
+ * ring's 255. It halves back (not below the prefill) after
+ * DEPTH_CALM_ROUNDS rounds in a row above half. A flight recorder or a
+ * paced link keeps the prefill: there refills recycle kept chunks, and a
+ * deeper ring would shorten the history.
+ */
+#define DEPTH_CALM_ROUNDS 10000     /* ~10 s of 1 ms rounds */
+#define DEPTH_WINDOW_NS 100000000u  /* 100 ms */
+
+/* Chunks @th took in the window that ended at @now, when one did (else 0;
+ * the first call opens the window). Writer thread, lock held. */
+static uint64_t
+window_chunks(struct rtprof__thread *th, uint64_t now)
+{
+	/* relaxed: a statistic the owner counts. */
+	uint64_t k = atomic_load_explicit(&th->chunks, memory_order_relaxed);
+	uint64_t took = k - th->depth_chunks;
+
+	if (th->depth_t0 != 0 && now - th->depth_t0 < DEPTH_WINDOW_NS)
+		return 0;
+	th->depth_chunks = k;
+	if (th->depth_t0 == 0) {
+		th->depth_t0 = now;
+		return 0;
+	}
+	th->depth_t0 = now;
+	return took;
+}
+
+/*
+ * The depth to refill @th's ring to; @held: the chunks in every live
+ * thread's empty ring. Context: writer thread, lock held (the collector
+ * owns th->depth*).
+ */
+static uint32_t
+ring_depth(const struct rtprof__core *c, const struct rtprof__session *s,
+    struct rtprof__thread *th, uint64_t held, uint64_t now)
+{
+	uint32_t have = ck_ring_size(&th->empty), pre = s->set.prefill;
+	uint64_t others = held > have ? held - have : 0;
+	uint64_t share = c->pool_target > others ?
+	    (c->pool_target - others) / 2 : 0;
+	/* relaxed: a statistic the owner counts; any value it had is fine. */
+	uint64_t drops = atomic_load_explicit(&th->dropped_full,
+	    memory_order_relaxed);
+	int dropped = drops != th->depth_drops;
+	uint64_t took;
+
+	th->depth_drops = drops;
+	if (th->depth_gen != s->gen || th->depth < pre) {
+		th->depth_gen = s->gen;
+		th->depth = pre;
+		th->depth_calm = 0;
+		th->depth_t0 = 0;
+		dropped = 0;
+	}
+	if (keeps(s))
+		return pre;
+	if (share > RTPROF__EMPTY_RING - 1)
+		share = RTPROF__EMPTY_RING - 1;
+	took = window_chunks(th, now);
+	if ((have <= th->depth / 4 || dropped) && th->depth < share) {
+		th->depth = 2 * (uint64_t)th->depth < share ? 2 * th->depth :
+		    (uint32_t)share;
+		th->depth_calm = 0;
+	} else if (2 * took > th->depth && th->depth < share) {
+		th->depth = 2 * took < share ? (uint32_t)(2 * took) :
+		    (uint32_t)share;
+		th->depth_calm = 0;
+	} else if (have > th->depth / 2 && th->depth > pre) {
+		if (++th->depth_calm >= DEPTH_CALM_ROUNDS) {
+			th->depth = th->depth / 2 > pre ? th->depth / 2 : pre;
+			th->depth_calm = 0;
+		}
+	} else {
+		th->depth_calm = 0;
+	}
+	return th->depth;
+}
+
+/* Chunks in the live threads' empty rings. Writer thread, lock held. */
+static uint64_t
+rings_held(const struct rtprof__core *c)
+{
+	uint64_t n = 0;
+
+	for (const struct rtprof__thread *th = c->threads; th != NULL;
+	    th = th->next)
+		if (!th->exited)
+			n += ck_ring_size(&th->empty);
+	return n;
+}
+
 static void
 refill_all(const rtprof_lock *lk)
 {
 	struct rtprof__core *c = rtprof__core_get(lk);
 	struct rtprof__session *s = c->running;
 	struct rtprof__thread *th;
+	uint64_t held, now;
+	struct timespec ts;
 
 	if (s == NULL)
 		return;
+	held = rings_held(c);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	for (th = c->threads; th != NULL; th = th->next) {
 		if (th->exited)
 			continue;
-		rtprof__refill(lk, th, s->set.prefill);
+		rtprof__refill(lk, th, ring_depth(c, s, th, held, now));
 		/* Bounded like rtprof__refill(): at most prefill per round. */
 		for (uint32_t i = 0; i < s->set.prefill && keeps(s) &&
 		    ck_ring_size(&th->empty) < s->set.prefill; i++) {

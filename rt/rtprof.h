@@ -203,7 +203,10 @@ struct rtprof_settings {
 	int fd;                    /* sink; the caller keeps ownership */
 	uint64_t memory_limit;     /* bytes of chunks, all threads; 0: 32 MiB */
 	uint32_t chunk_size;       /* bytes per chunk; 0: 64 KiB */
-	uint32_t prefill;          /* empty chunks queued per thread; 0: 4 */
+	uint32_t prefill;          /* empty chunks queued per thread; 0: 4.
+				    * In a stream a thread's queue deepens
+				    * when it runs low, up to its share of
+				    * memory_limit (at most 255 chunks) */
 	uint64_t max_bytes;        /* dump size cap; 0: unlimited */
 	uint32_t flush_interval_us; /* writer period; 0: 10000 */
 	uint32_t sample_interval_us; /* sampler period, 100..1000000; 0: 1000;
