@@ -7,7 +7,7 @@
  *
  *   bench_sustained [--threads N[,N...]] [--seconds S] [--probe-s P]
  *                   [--chunk-kib C] [--prefill K] [--memory-mib M]
- *                   [--flush-us U] [--file PATH] [--start-rate R]
+ *                   [--flush-us U] [--file PATH] [--start-rate R] [--rate R]
  *                   [--trim-mib T] [--floor-ring-mib F] [--payload B]
  *                   [--fifo] [--json]
  *
@@ -80,7 +80,7 @@
 
 struct opts {
 	unsigned threads[8], nthreads;
-	double seconds, probe_s, start_rate;
+	double seconds, probe_s, start_rate, rate;
 	uint32_t chunk_kib, prefill, flush_us;
 	uint64_t memory_mib, trim_mib, floor_ring_mib;
 	const char *file;
@@ -276,6 +276,7 @@ struct trimmer {
 	pthread_t th;
 	int fd;
 	off_t limit;
+	int fifo;
 	atomic_int stop;
 };
 
@@ -296,12 +297,33 @@ trimmer_main(void *arg)
 {
 	struct trimmer *tr = arg;
 	struct timespec ts = { 0, 5000000 };
+	/* With --fifo, above the writer and the recording threads: a
+	 * truncation holds the inode's lock, and a trimmer starved by them
+	 * would stall the writer's (or the floor's) write() behind it for
+	 * as long (priority inversion). It sleeps 5 ms between checks. */
+	struct sched_param sp = { .sched_priority = 51 };
+
+	if (tr->fifo && pthread_setschedparam(pthread_self(), SCHED_FIFO,
+	    &sp) != 0)
+		fprintf(stderr, "bench_sustained: trimmer SCHED_FIFO refused\n");
 
 	while (!atomic_load(&tr->stop)) {
 		trim_fd(tr->fd, tr->limit);
 		nanosleep(&ts, NULL);
 	}
 	return NULL;
+}
+
+/* Start @tr on @fd as --trim-mib and --fifo say. */
+static void
+trimmer_start(struct trimmer *tr, const struct opts *o, int fd)
+{
+	tr->fd = fd;
+	tr->limit = (off_t)(o->trim_mib << 20);
+	tr->fifo = o->fifo;
+	atomic_init(&tr->stop, 0);
+	if (o->trim_mib != 0)
+		pthread_create(&tr->th, NULL, trimmer_main, tr);
 }
 
 static int
@@ -381,11 +403,7 @@ run_once(const struct opts *o, unsigned n, double rate, double seconds,
 	pthread_barrier_init(&go, NULL, n + 1);
 	if (spawn(w, n, o, rate, seconds, &go) != 0)
 		return -1;
-	tr.fd = fd;
-	tr.limit = (off_t)(o->trim_mib << 20);
-	atomic_init(&tr.stop, 0);
-	if (o->trim_mib != 0)
-		pthread_create(&tr.th, NULL, trimmer_main, &tr);
+	trimmer_start(&tr, o, fd);
 	wtid = writer_tid();
 	if (o->fifo)
 		writer_fifo(wtid);
@@ -444,11 +462,7 @@ write_floor(const struct opts *o, uint64_t bytes, double *cpu_per_mb)
 	/* Cut back by the same trimmer thread as the runs: both wait alike
 	 * for its truncations (the inode's lock), and neither's CPU time
 	 * holds them. */
-	tr.fd = fd;
-	tr.limit = (off_t)(o->trim_mib << 20);
-	atomic_init(&tr.stop, 0);
-	if (o->trim_mib != 0)
-		pthread_create(&tr.th, NULL, trimmer_main, &tr);
+	trimmer_start(&tr, o, fd);
 	cpu = own_cpu_s();
 	t0 = bench_now_ns();
 	while (done < bytes) {
@@ -476,6 +490,20 @@ report_probe(const struct run *r)
 	    ", lost %" PRIu64 ", pace %s, %.1f MB/s)\n", r->n, r->rate,
 	    r->seconds, r->pass ? "pass" : "FAIL", r->drops, r->chunks_lost,
 	    r->kept_pace ? "ok" : "behind", (double)r->bytes / 1e6 / r->wall);
+	if (r->bytes > 0)
+		fprintf(stderr, "    writer CPU %.3f ms/MB\n",
+		    1e3 * r->writer_cpu / ((double)r->bytes / 1e6));
+}
+
+/* Bytes per recorded event in the latest run (22 for rtprof_mark before
+ * any): what the floor before a confirmation writes is sized by it. */
+static double event_bytes = 22;
+
+static void
+note_event_bytes(const struct run *r)
+{
+	if (r->offered > r->drops)
+		event_bytes = (double)r->bytes / (double)(r->offered - r->drops);
 }
 
 /* Probe at @rate; -1 on error, else whether it passed. */
@@ -486,6 +514,7 @@ probe(const struct opts *o, unsigned n, double rate, double s)
 
 	if (run_once(o, n, rate, s, &r) != 0)
 		return -1;
+	note_event_bytes(&r);
 	report_probe(&r);
 	return r.pass;
 }
@@ -557,9 +586,11 @@ confirm(const struct opts *o, unsigned n, double rate, struct result *res)
 		double f0, f1, c0, c1, kept;
 
 		res->load = loadavg();
-		f0 = write_floor(o, (uint64_t)(rate * n * 22 * o->seconds), &c0);
+		f0 = write_floor(o, (uint64_t)(rate * n * event_bytes *
+		    o->seconds), &c0);
 		if (run_once(o, n, rate, o->seconds, &res->r) != 0)
 			return;
+		note_event_bytes(&res->r);
 		f1 = write_floor(o, res->r.bytes, &c1);
 		res->floor_mbs = f0 > f1 ? f0 : f1;
 		res->floor_cpu_mb = c0 < c1 ? c0 : c1;
@@ -608,6 +639,7 @@ usage(void)
 	fprintf(stderr, "usage: bench_sustained [--threads N[,N...]] "
 	    "[--seconds S] [--probe-s P] [--chunk-kib C] [--prefill K] "
 	    "[--memory-mib M] [--flush-us U] [--file PATH] [--start-rate R] "
+	    "[--rate R] "
 	    "[--trim-mib T] [--floor-ring-mib F] [--payload B] [--fifo] "
 	    "[--json]\n");
 	exit(2);
@@ -695,6 +727,8 @@ parse(struct opts *o, int argc, char **argv)
 			o->file = v;
 		else if (!strcmp(a, "--start-rate"))
 			o->start_rate = atof(v);
+		else if (!strcmp(a, "--rate"))
+			o->rate = atof(v);
 		else if (!strcmp(a, "--payload"))
 			o->payload = (unsigned)atoi(v);
 		else
@@ -730,6 +764,16 @@ main(int argc, char **argv)
 	static struct result res[8];
 
 	for (unsigned i = 0; i < o.nthreads; i++) {
+		if (o.rate > 0) {
+			/* No search: one confirmation at the rate given (A/B
+			 * runs of the writer's CPU per MB at the same load). */
+			fprintf(stderr, "threads %u: at %.3g/s\n", o.threads[i],
+			    o.rate);
+			if (o.payload > 0)
+				event_bytes = 1.03 * o.payload;
+			confirm(&o, o.threads[i], o.rate, &res[i]);
+			continue;
+		}
 		fprintf(stderr, "threads %u: searching\n", o.threads[i]);
 		confirm(&o, o.threads[i], search(&o, o.threads[i]), &res[i]);
 	}
