@@ -93,8 +93,8 @@ crc3_blocks(uint64_t c, const unsigned char *p)
 
 		/* Each stream's line 512 bytes ahead: on data another CPU
 		 * wrote (the writer's chunks) the three streams otherwise
-		 * wait for their lines in turn (0.079 -> 0.061 ms/MB on a
-		 * 512 MiB ring, BENCHMARKS.md "The CRC"). */
+		 * wait for their lines in turn (0.079 -> 0.065 ms/MB on a
+		 * 512 MiB ring: bench/bench_crc, BENCHMARKS.md). */
 		if ((i & 63) == 0) {
 			__builtin_prefetch(p + i + 512, 0, 0);
 			__builtin_prefetch(p + CRC3_BLOCK + i + 512, 0, 0);
@@ -149,8 +149,8 @@ crc32c_sse42(uint32_t crc, const unsigned char *p, size_t len)
  * ISA-L's CRC-32C (iSCSI polynomial): folding with carry-less multiplies
  * where the CPU has them, its own crc32 instruction streams or tables
  * otherwise, chosen by ISA-L at its first call. On data another CPU wrote
- * (the writer's chunks) it runs at the speed of reading the lines (2.6x the
- * three crc32 streams below: BENCHMARKS.md, "The CRC"). It takes an int
+ * (the writer's chunks) it runs at the speed of reading the lines (2x the
+ * three crc32 streams below: bench/bench_crc, BENCHMARKS.md). It takes an int
  * length, so a longer buffer goes in pieces.
  */
 uint32_t
