@@ -27,20 +27,12 @@
 
 #include "check.h"
 #include "rtprof.h"
+#include "testutil.h"
 
 #define CHUNK 4096u
 #define MARKS_PER_CHUNK (CHUNK / 22u)
 #define FLUSH_US 50000u
 #define BURSTS 12
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static uint64_t
 drops(void)
