@@ -413,16 +413,15 @@ recycle_oldest(const rtprof_lock *lk, struct rtprof__session *s)
  * less, or the thread dropped an event for want of a chunk since the last
  * round, its depth doubles; and every DEPTH_WINDOW_NS it is made to hold
  * twice what the thread took in that window, when that is more: room for
- * a writer that stops for as long. Both up to its share: half of the pool's
- * chunks that
- * the other threads' rings do not hold (so a thread that went idle on a
- * deep ring leaves every later one half of the rest), and never over the
- * ring's 255. It halves back (not below the prefill) after
- * DEPTH_CALM_ROUNDS rounds in a row above half. A flight recorder or a
- * paced link keeps the prefill: there refills recycle kept chunks, and a
- * deeper ring would shorten the history.
+ * a writer that stops for as long. Both up to its share: half of the
+ * pool's chunks that the other threads' rings do not hold (so a thread
+ * that went idle on a deep ring leaves every later one half of the rest),
+ * and never over the ring's 255. It halves back (not below the prefill)
+ * once every refill for DEPTH_CALM_NS found the ring above half. A flight
+ * recorder or a paced link keeps the prefill: there refills recycle kept
+ * chunks, and a deeper ring would shorten the history.
  */
-#define DEPTH_CALM_ROUNDS 10000     /* ~10 s of 1 ms rounds */
+#define DEPTH_CALM_NS 10000000000u  /* 10 s */
 #define DEPTH_WINDOW_NS 100000000u  /* 100 ms */
 
 /* Chunks @th took in the window that ended at @now, when one did (else 0;
@@ -468,7 +467,6 @@ ring_depth(const struct rtprof__core *c, const struct rtprof__session *s,
 	if (th->depth_gen != s->gen || th->depth < pre) {
 		th->depth_gen = s->gen;
 		th->depth = pre;
-		th->depth_calm = 0;
 		th->depth_t0 = 0;
 		dropped = 0;
 	}
@@ -477,22 +475,20 @@ ring_depth(const struct rtprof__core *c, const struct rtprof__session *s,
 	if (share > RTPROF__EMPTY_RING - 1)
 		share = RTPROF__EMPTY_RING - 1;
 	took = window_chunks(th, now);
-	if ((have <= th->depth / 4 || dropped) && th->depth < share) {
+	if ((have <= th->depth / 4 || dropped) && th->depth < share)
 		th->depth = 2 * (uint64_t)th->depth < share ? 2 * th->depth :
 		    (uint32_t)share;
-		th->depth_calm = 0;
-	} else if (2 * took > th->depth && th->depth < share) {
+	else if (2 * took > th->depth && th->depth < share)
 		th->depth = 2 * took < share ? (uint32_t)(2 * took) :
 		    (uint32_t)share;
-		th->depth_calm = 0;
-	} else if (have > th->depth / 2 && th->depth > pre) {
-		if (++th->depth_calm >= DEPTH_CALM_ROUNDS) {
+	else if (have > th->depth / 2 && th->depth > pre) {
+		if (now - th->depth_calm >= DEPTH_CALM_NS) {
 			th->depth = th->depth / 2 > pre ? th->depth / 2 : pre;
-			th->depth_calm = 0;
+			th->depth_calm = now;
 		}
-	} else {
-		th->depth_calm = 0;
+		return th->depth;
 	}
+	th->depth_calm = now;     /* not calm: the calm starts again */
 	return th->depth;
 }
 
@@ -516,13 +512,11 @@ refill_all(const rtprof_lock *lk)
 	struct rtprof__session *s = c->running;
 	struct rtprof__thread *th;
 	uint64_t held, now;
-	struct timespec ts;
 
 	if (s == NULL)
 		return;
 	held = rings_held(c);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	now = rtprof__mono_ns();
 	for (th = c->threads; th != NULL; th = th->next) {
 		if (th->exited)
 			continue;

@@ -235,27 +235,13 @@ trailer_reserve(const struct rtprof__session *s)
 static void write_event_limit(struct rtprof__session *s);
 
 /*
- * write_frame - frame @np payload pieces and write them.
+ * write_frame_crc - frame @np payload pieces and write them; @tail_crc: the
+ * last piece's own CRC-32C, already taken (joined by
+ * rtprof_crc32c_combine()), or NULL: taken here.
  * Under max_bytes every frame but the limit EVENT and the TRAILER leaves
  * room for those two, and the first frame refused for the cap, whatever
  * its kind, writes the limit EVENT (docs/wire-format.md, EVENT).
  * Return: 0 written, -1 not written (sink error or cap; counted).
- */
-static int
-write_frame_crc(struct rtprof__session *s, uint8_t kind,
-    const struct iovec *payload, int np, const uint32_t *tail_crc);
-
-static int
-write_frame(struct rtprof__session *s, uint8_t kind, const struct iovec *payload,
-    int np)
-{
-	return write_frame_crc(s, kind, payload, np, NULL);
-}
-
-/*
- * write_frame_crc - write_frame() with the last piece's CRC-32C given
- * (@tail_crc, of that piece alone: joined by rtprof_crc32c_combine()), or
- * computed here (NULL).
  */
 static int
 write_frame_crc(struct rtprof__session *s, uint8_t kind,
@@ -311,6 +297,14 @@ write_frame_crc(struct rtprof__session *s, uint8_t kind,
 	s->frame_seq++;
 	SINK_SET(s->bytes, s->bytes + len + RTPROF_FRAME_OVERHEAD);
 	return 0;
+}
+
+/* write_frame_crc() taking every piece's CRC here. */
+static int
+write_frame(struct rtprof__session *s, uint8_t kind, const struct iovec *payload,
+    int np)
+{
+	return write_frame_crc(s, kind, payload, np, NULL);
 }
 
 static int

@@ -200,11 +200,12 @@ struct rtprof__thread {
 	uint64_t chunks_alive;   /* chunks of this thread in queues */
 	/* Its empty ring's depth in a stream session: what the collector's
 	 * refills top it up to (core/writer.c ring_depth(); 0 or another
-	 * session's depth_gen: the session's prefill), and the rounds in a
-	 * row its ring stayed above half of it. Collector, core mutex. */
+	 * session's depth_gen: the session's prefill). Collector, core
+	 * mutex. */
 	uint32_t depth;
 	uint32_t depth_gen;
-	uint32_t depth_calm;
+	uint64_t depth_calm;     /* since when every refill found it above
+				  * half (CLOCK_MONOTONIC ns) */
 	uint64_t depth_drops;    /* dropped_full at the previous round */
 	uint64_t depth_chunks;   /* chunks at the start of its window */
 	uint64_t depth_t0;       /* the window's start (CLOCK_MONOTONIC ns) */

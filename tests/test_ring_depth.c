@@ -14,7 +14,11 @@
  *     half the pool (its share: half of what other rings do not hold), so the
  *     bursts keep dropping (a ring of the full 255 would take them);
  *   - flight recorder, N = 64: refills there recycle kept chunks, so the
- *     ring keeps the prefill and every burst drops.
+ *     ring keeps the prefill and every burst drops;
+ *   - stream, prefill 64: a thread that records steadily, 3 chunks every
+ *     5 ms (never below a quarter of its ring at a refill, no drop), gets a
+ *     ring of twice what it took in 100 ms (~120), so that a burst of 75
+ *     chunks after it records whole (64 would drop).
  * Bursts that took longer than a fifth of a round (the thread was off its
  * CPU, and a round may have refilled it meanwhile) are not counted and are
  * recorded again.
@@ -63,9 +67,22 @@ burst(unsigned nchunks)
 	}
 }
 
-/* @n bursts of @nchunks in a session of @mode; their drops in @out. */
+/* About 1 s of 3 chunks' worth of marks every 5 ms. */
 static void
-session(enum rtprof_mode mode, unsigned nchunks, uint64_t *out, unsigned n)
+steady(void)
+{
+	for (int step = 0; step < 200; step++) {
+		for (unsigned i = 0; i < 3 * MARKS_PER_CHUNK; i++)
+			rtprof_mark("steady", RTPROF_CAT_OTHER);
+		usleep(5000);
+	}
+}
+
+/* @n bursts of @nchunks in a session of @mode with @prefill, after about 1 s
+ * of steady() when @warm; their drops in @out. */
+static void
+session(enum rtprof_mode mode, uint32_t prefill, int warm, unsigned nchunks,
+    uint64_t *out, unsigned n)
 {
 	struct rtprof_settings s;
 	struct rtprof_session_status st;
@@ -78,11 +95,13 @@ session(enum rtprof_mode mode, unsigned nchunks, uint64_t *out, unsigned n)
 	s.fd = fd;
 	s.chunk_size = CHUNK;
 	s.memory_limit = 1u << 20;
-	s.prefill = 4;
+	s.prefill = prefill;
 	s.flush_interval_us = FLUSH_US;
 	s.sample_interval_us = RTPROF_SAMPLING_OFF;
 	RTPROF_CHECK_EQ(rtprof_session_start(&s), 0);
 	usleep(3 * FLUSH_US);
+	if (warm)
+		steady();
 	for (unsigned i = 0; i < n; i++) {
 		out[i] = burst(nchunks);
 		fprintf(stderr, "test_ring_depth: mode %d, %u chunks: burst %u "
@@ -104,23 +123,27 @@ main(void)
 	RTPROF_CHECK_EQ(rtprof_thread_register("burst", 0), 0);
 
 	/* Deepens: early bursts drop, the last three record whole. */
-	session(RTPROF_MODE_STREAM, 64, d, BURSTS);
+	session(RTPROF_MODE_STREAM, 4, 0, 64, d, BURSTS);
 	RTPROF_CHECK(d[0] > 0 || d[1] > 0);
 	for (int i = BURSTS - 3; i < BURSTS; i++)
 		RTPROF_CHECK_EQ(d[i], 0);
 
 	/* Within its share: half of ~240 chunks holds no burst of 200. */
-	session(RTPROF_MODE_STREAM, 200, d, BURSTS);
+	session(RTPROF_MODE_STREAM, 4, 0, 200, d, BURSTS);
 	for (int i = BURSTS - 5; i < BURSTS; i++)
 		late += d[i] > 0;
 	RTPROF_CHECK_GE(late, 4);
 
 	/* A flight recorder keeps the prefill. */
 	late = 0;
-	session(RTPROF_MODE_FLIGHT_RECORDER, 64, d, BURSTS);
+	session(RTPROF_MODE_FLIGHT_RECORDER, 4, 0, 64, d, BURSTS);
 	for (int i = BURSTS - 5; i < BURSTS; i++)
 		late += d[i] > 0;
 	RTPROF_CHECK_GE(late, 4);
+
+	/* Deepened by its steady rate: the first burst after it is whole. */
+	session(RTPROF_MODE_STREAM, 64, 1, 75, d, 1);
+	RTPROF_CHECK_EQ(d[0], 0);
 
 	RTPROF_CHECK_EQ(rtprof_thread_unregister(), 0);
 	printf("test_ring_depth: ok\n");
