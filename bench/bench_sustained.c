@@ -104,6 +104,7 @@ struct worker {
 	uint64_t offered;        /* events it recorded (called rtprof_mark) */
 	uint64_t target;
 	double elapsed;          /* s from the start to its last event */
+	double cpu;              /* s of its own CPU time recording */
 	struct rtprof_thread_stats st;
 	int err;
 };
@@ -113,6 +114,7 @@ struct run {
 	unsigned n;
 	uint64_t offered, target, drops, bytes, chunks_lost;
 	double writer_cpu;       /* s of the writer thread's CPU time */
+	double threads_cpu;      /* s of the recording threads' CPU time */
 	int kept_pace, pass;
 };
 
@@ -125,6 +127,15 @@ sleep_until(uint64_t ns)
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
 	    EINTR)
 		;
+}
+
+static double
+own_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void
@@ -194,6 +205,7 @@ worker_main(void *arg)
 	steps = (uint64_t)(w->seconds * 1000.0);
 	w->target = (uint64_t)(per_step * (double)steps);
 	pthread_barrier_wait(w->go);
+	w->cpu = own_cpu_s();
 	t0 = bench_now_ns();
 	for (uint64_t i = 1; i <= steps; i++) {
 		due = (uint64_t)(per_step * (double)i);
@@ -207,6 +219,7 @@ worker_main(void *arg)
 		sleep_until(t0 + i * step);
 	}
 	w->elapsed = (double)(bench_now_ns() - t0) / 1e9;
+	w->cpu = own_cpu_s() - w->cpu;
 	rtprof_thread_stats_get(&w->st);
 	rtprof_thread_unregister();
 	return NULL;
@@ -353,6 +366,7 @@ run_account(struct run *r, const struct worker *w, unsigned n)
 		r->offered += w[i].offered;
 		r->target += w[i].target;
 		r->drops += w[i].st.dropped_full + w[i].st.dropped_nested;
+		r->threads_cpu += w[i].cpu;
 		if (w[i].elapsed > slowest)
 			slowest = w[i].elapsed;
 	}
@@ -404,7 +418,9 @@ run_once(const struct opts *o, unsigned n, double rate, double seconds,
 	if (spawn(w, n, o, rate, seconds, &go) != 0)
 		return -1;
 	trimmer_start(&tr, o, fd);
-	wtid = writer_tid();
+	/* The writer names itself once it runs: wait for it (up to 0.1 s). */
+	for (int i = 0; i < 100 && (wtid = writer_tid()) == 0; i++)
+		usleep(1000);
 	if (o->fifo)
 		writer_fifo(wtid);
 	cpu0 = thread_cpu_s(wtid);
@@ -428,15 +444,6 @@ run_once(const struct opts *o, unsigned n, double rate, double seconds,
 			return -1;
 	run_account(r, w, n);
 	return 0;
-}
-
-static double
-own_cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* MB/s of a plain write() loop of chunk-sized blocks, @bytes in all, to
@@ -491,8 +498,9 @@ report_probe(const struct run *r)
 	    r->seconds, r->pass ? "pass" : "FAIL", r->drops, r->chunks_lost,
 	    r->kept_pace ? "ok" : "behind", (double)r->bytes / 1e6 / r->wall);
 	if (r->bytes > 0)
-		fprintf(stderr, "    writer CPU %.3f ms/MB\n",
-		    1e3 * r->writer_cpu / ((double)r->bytes / 1e6));
+		fprintf(stderr, "    writer CPU %.3f ms/MB, recording threads"
+		    " %.3f ms/MB\n", 1e3 * r->writer_cpu / ((double)r->bytes / 1e6),
+		    1e3 * r->threads_cpu / ((double)r->bytes / 1e6));
 }
 
 /* Bytes per recorded event in the latest run (22 for rtprof_mark before
