@@ -9,7 +9,7 @@
  *                   [--chunk-kib C] [--prefill K] [--memory-mib M]
  *                   [--flush-us U] [--file PATH] [--start-rate R] [--rate R]
  *                   [--trim-mib T] [--floor-ring-mib F] [--payload B]
- *                   [--fifo] [--json]
+ *                   [--fifo] [--writer-prio P] [--json]
  *
  * --payload B: each event is a typed marker carrying B bytes of text (in
  * string fields of at most RTPROF_MAX_STRING bytes; B <= 2550) instead of
@@ -55,6 +55,10 @@
  * --fifo: the recording threads, the writer thread and the write() floor
  * run SCHED_FIFO 50, so that other tenants of a shared machine do not
  * decide the figures (needs root or CAP_SYS_NICE).
+ * --writer-prio P (with --fifo): the writer runs SCHED_FIFO P instead (51:
+ * above the recording threads, which then never delay it; not what an
+ * audio program would choose, a bound of what the writer takes when the
+ * CPUs are shared). The trimmer runs one above the writer and the threads.
  *
  * MB = 10^6 bytes. Never a ctest entry (time-based).
  */
@@ -85,6 +89,7 @@ struct opts {
 	uint64_t memory_mib, trim_mib, floor_ring_mib;
 	const char *file;
 	int fifo, json;
+	int writer_prio;         /* SCHED_FIFO priority of the writer */
 	unsigned payload;        /* bytes of text per event; 0: rtprof_mark */
 };
 
@@ -266,9 +271,9 @@ thread_cpu_s(pid_t tid)
 /* With --fifo the writer runs SCHED_FIFO too: what is measured is then
  * rtprof's writer, not its share of a CPU among other tenants. */
 static void
-writer_fifo(pid_t tid)
+writer_fifo(pid_t tid, int prio)
 {
-	struct sched_param sp = { .sched_priority = 50 };
+	struct sched_param sp = { .sched_priority = prio };
 
 	if (tid != 0 && sched_setscheduler(tid, SCHED_FIFO, &sp) != 0)
 		fprintf(stderr, "bench_sustained: writer SCHED_FIFO refused\n");
@@ -289,7 +294,7 @@ struct trimmer {
 	pthread_t th;
 	int fd;
 	off_t limit;
-	int fifo;
+	int fifo;                /* its SCHED_FIFO priority; 0: none */
 	atomic_int stop;
 };
 
@@ -314,9 +319,9 @@ trimmer_main(void *arg)
 	 * truncation holds the inode's lock, and a trimmer starved by them
 	 * would stall the writer's (or the floor's) write() behind it for
 	 * as long (priority inversion). It sleeps 5 ms between checks. */
-	struct sched_param sp = { .sched_priority = 51 };
+	struct sched_param sp = { .sched_priority = tr->fifo };
 
-	if (tr->fifo && pthread_setschedparam(pthread_self(), SCHED_FIFO,
+	if (tr->fifo != 0 && pthread_setschedparam(pthread_self(), SCHED_FIFO,
 	    &sp) != 0)
 		fprintf(stderr, "bench_sustained: trimmer SCHED_FIFO refused\n");
 
@@ -333,7 +338,7 @@ trimmer_start(struct trimmer *tr, const struct opts *o, int fd)
 {
 	tr->fd = fd;
 	tr->limit = (off_t)(o->trim_mib << 20);
-	tr->fifo = o->fifo;
+	tr->fifo = o->fifo ? (o->writer_prio > 50 ? o->writer_prio : 50) + 1 : 0;
 	atomic_init(&tr->stop, 0);
 	if (o->trim_mib != 0)
 		pthread_create(&tr->th, NULL, trimmer_main, tr);
@@ -422,7 +427,7 @@ run_once(const struct opts *o, unsigned n, double rate, double seconds,
 	for (int i = 0; i < 100 && (wtid = writer_tid()) == 0; i++)
 		usleep(1000);
 	if (o->fifo)
-		writer_fifo(wtid);
+		writer_fifo(wtid, o->writer_prio);
 	cpu0 = thread_cpu_s(wtid);
 	pthread_barrier_wait(&go);
 	t0 = bench_now_ns();
@@ -647,9 +652,8 @@ usage(void)
 	fprintf(stderr, "usage: bench_sustained [--threads N[,N...]] "
 	    "[--seconds S] [--probe-s P] [--chunk-kib C] [--prefill K] "
 	    "[--memory-mib M] [--flush-us U] [--file PATH] [--start-rate R] "
-	    "[--rate R] "
-	    "[--trim-mib T] [--floor-ring-mib F] [--payload B] [--fifo] "
-	    "[--json]\n");
+	    "[--rate R] [--trim-mib T] [--floor-ring-mib F] [--payload B] "
+	    "[--fifo] [--writer-prio P] [--json]\n");
 	exit(2);
 }
 
@@ -683,6 +687,7 @@ defaults(struct opts *o)
 	if (ncpu > 2 && ncpu <= MAX_THREADS)
 		o->threads[o->nthreads++] = (unsigned)ncpu;
 	o->seconds = 10;
+	o->writer_prio = 50;
 	o->probe_s = 2;
 	o->start_rate = 1e6;
 	o->chunk_kib = 1024;
@@ -704,6 +709,11 @@ parse(struct opts *o, int argc, char **argv)
 
 		if (!strcmp(a, "--fifo")) {
 			o->fifo = 1;
+			continue;
+		}
+		if (!strcmp(a, "--writer-prio") && v != NULL) {
+			o->writer_prio = atoi(v);
+			i++;
 			continue;
 		}
 		if (!strcmp(a, "--json")) {
