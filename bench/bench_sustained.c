@@ -39,18 +39,18 @@
  * and total, bytes written, writer MB/s (bytes of the dump / run wall
  * time), the writer thread's CPU time, and the load average.
  *
- * Floor: a plain write() loop of C KiB blocks to the same PATH (truncated),
- * as many bytes as the confirming run wrote, timed right before and right
- * after that run; MB/s of the faster. ratio = writer MB/s / write MB/s, at
- * the highest rate without drops: how close recording comes to what the
- * file can take. Note that at the highest passing rate the writer's MB/s
+ * Floors: a plain write() loop of C KiB blocks to the same PATH
+ * (truncated), as many bytes as the confirming run wrote, timed right
+ * before and right after that run; MB/s of the faster. Two loops: "hot"
+ * writes one block again and again (in cache), "cold" writes its blocks in
+ * turn from F MiB (--floor-ring-mib, default 512; 0: no cold floor), data
+ * not in any cache, as the writer's chunks are (the recording threads
+ * wrote them on other CPUs, tens of MB of chunks ago): the like-for-like
+ * floor. ratio = writer MB/s / write MB/s, at the highest rate without
+ * drops, against each: how close recording comes to what the file can
+ * take. Note that at the highest passing rate the writer's MB/s
  * is the threads' byte rate: when the threads cannot produce faster than
  * the writer drains (CPU-bound), the ratio says so (see BENCHMARKS.md).
- *
- * --floor-ring-mib F: the floor writes its blocks in turn from F MiB of
- * memory instead of one block: data that is not in the cache, as the
- * writer's chunks (written by the recording threads on other CPUs) are
- * not; the plain loop (F = 0, the default) writes one cache-hot block.
  *
  * --fifo: the recording threads, the writer thread and the write() floor
  * run SCHED_FIFO 50, so that other tenants of a shared machine do not
@@ -452,13 +452,14 @@ run_once(const struct opts *o, unsigned n, double rate, double seconds,
 }
 
 /* MB/s of a plain write() loop of chunk-sized blocks, @bytes in all, to
- * the same file (truncated, and cut back like the run's); *@cpu_per_mb:
- * its CPU seconds per MB. */
+ * the same file (truncated, and cut back like the run's), from a ring of
+ * @ring_mib MiB (0: one block); *@cpu_per_mb: its CPU seconds per MB. */
 static double
-write_floor(const struct opts *o, uint64_t bytes, double *cpu_per_mb)
+write_floor(const struct opts *o, uint64_t ring_mib, uint64_t bytes,
+    double *cpu_per_mb)
 {
 	size_t blk = (size_t)o->chunk_kib << 10;
-	size_t ring = o->floor_ring_mib != 0 ? (size_t)o->floor_ring_mib << 20 : blk;
+	size_t ring = ring_mib != 0 ? (size_t)ring_mib << 20 : blk;
 	unsigned char *buf = malloc(ring);
 	int fd = open(o->file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	uint64_t done = 0, t0;
@@ -580,11 +581,41 @@ loadavg(void)
 	return l;
 }
 
+/* A floor: the faster of its loops before and after the run. */
+struct floor {
+	double mbs, cpu_mb;
+};
+
 struct result {
 	struct run r;
-	double floor_mbs, floor_cpu_mb, load;
+	struct floor hot, cold;  /* one block; a ring (cold.mbs 0: none) */
+	double load;
 	int confirmed;
 };
+
+/* Time the floor of @ring_mib (0: hot) before (@after 0) or after a run
+ * of @bytes into @f, keeping the faster. */
+static void
+floor_time(const struct opts *o, uint64_t ring_mib, uint64_t bytes,
+    int after, struct floor *f)
+{
+	double c, m = write_floor(o, ring_mib, bytes, &c);
+
+	if (!after || m > f->mbs)
+		f->mbs = m;
+	if (!after || c < f->cpu_mb)
+		f->cpu_mb = c;
+}
+
+/* Both floors, for a run of @bytes. */
+static void
+floors_time(const struct opts *o, uint64_t bytes, int after,
+    struct result *res)
+{
+	floor_time(o, 0, bytes, after, &res->hot);
+	if (o->floor_ring_mib != 0)
+		floor_time(o, o->floor_ring_mib, bytes, after, &res->cold);
+}
 
 /*
  * Confirm @rate with full-length runs. After a failure the next rate is
@@ -596,17 +627,15 @@ static void
 confirm(const struct opts *o, unsigned n, double rate, struct result *res)
 {
 	for (int i = 0; i < 4 && rate > 0; i++) {
-		double f0, f1, c0, c1, kept;
+		double kept;
 
 		res->load = loadavg();
-		f0 = write_floor(o, (uint64_t)(rate * n * event_bytes *
-		    o->seconds), &c0);
+		floors_time(o, (uint64_t)(rate * n * event_bytes * o->seconds),
+		    0, res);
 		if (run_once(o, n, rate, o->seconds, &res->r) != 0)
 			return;
 		note_event_bytes(&res->r);
-		f1 = write_floor(o, res->r.bytes, &c1);
-		res->floor_mbs = f0 > f1 ? f0 : f1;
-		res->floor_cpu_mb = c0 < c1 ? c0 : c1;
+		floors_time(o, res->r.bytes, 1, res);
 		report_probe(&res->r);
 		if (res->r.pass) {
 			res->confirmed = 1;
@@ -617,33 +646,46 @@ confirm(const struct opts *o, unsigned n, double rate, struct result *res)
 	}
 }
 
+/* @mbs against floor @f (0 when there is none). */
+static double
+ratio_to(double mbs, const struct floor *f)
+{
+	return f->mbs > 0 ? mbs / f->mbs : 0;
+}
+
 static void
 print_result(const struct opts *o, const struct result *res, int first)
 {
 	const struct run *r = &res->r;
 	double mbs = (double)r->bytes / 1e6 / r->wall;
+	double mb = (double)r->bytes / 1e6;
 
-	fprintf(stderr, "%-8u %14.4g %14.4g %10.1f %10.1f %7.3f %9.2f %9.3f "
-	    "%9.3f %6.2f %s\n", r->n, r->rate, r->rate * r->n, mbs,
-	    res->floor_mbs, res->floor_mbs > 0 ? mbs / res->floor_mbs : 0,
-	    r->writer_cpu, 1e3 * r->writer_cpu / ((double)r->bytes / 1e6),
-	    1e3 * res->floor_cpu_mb, res->load,
+	fprintf(stderr, "%-7u %11.4g %11.4g %8.1f %8.1f %6.3f %8.1f %6.3f "
+	    "%8.3f %8.3f %8.3f %8.3f %5.2f %s\n", r->n, r->rate, r->rate * r->n,
+	    mbs, res->hot.mbs, ratio_to(mbs, &res->hot), res->cold.mbs,
+	    ratio_to(mbs, &res->cold), 1e3 * r->writer_cpu / mb,
+	    1e3 * res->hot.cpu_mb, 1e3 * res->cold.cpu_mb,
+	    1e3 * r->threads_cpu / mb, res->load,
 	    res->confirmed ? "pass" : "FAIL (drops)");
 	if (!o->json)
 		return;
 	printf("%s{\"threads\": %u, \"seconds\": %.1f, \"rate_per_thread\": %.0f,"
 	    " \"rate_total\": %.0f, \"bytes\": %" PRIu64 ", \"drops\": %" PRIu64
 	    ", \"chunks_lost\": %" PRIu64 ", \"writer_mb_s\": %.1f, "
-	    "\"write_floor_mb_s\": %.1f, \"ratio\": %.3f, \"writer_cpu_s\": %.2f,"
-	    " \"writer_cpu_ms_per_mb\": %.4f, \"write_cpu_ms_per_mb\": %.4f,"
-	    " \"loadavg\": %.2f, \"pass\": %s}", first ? "" : ",\n  ", r->n,
+	    "\"write_floor_mb_s\": %.1f, \"ratio\": %.3f, "
+	    "\"cold_floor_mb_s\": %.1f, \"ratio_cold\": %.3f, "
+	    "\"writer_cpu_s\": %.2f, \"writer_cpu_ms_per_mb\": %.4f, "
+	    "\"write_cpu_ms_per_mb\": %.4f, \"cold_cpu_ms_per_mb\": %.4f, "
+	    "\"threads_cpu_ms_per_mb\": %.4f, \"loadavg\": %.2f, "
+	    "\"pass\": %s, \"pass_cold\": %s}", first ? "" : ",\n  ", r->n,
 	    r->seconds, r->rate, r->rate * r->n, r->bytes, r->drops,
-	    r->chunks_lost, mbs, res->floor_mbs,
-	    res->floor_mbs > 0 ? mbs / res->floor_mbs : 0, r->writer_cpu,
-	    1e3 * r->writer_cpu / ((double)r->bytes / 1e6),
-	    1e3 * res->floor_cpu_mb,
-	    res->load, res->confirmed && mbs >= 0.8 * res->floor_mbs ?
-	    "true" : "false");
+	    r->chunks_lost, mbs, res->hot.mbs, ratio_to(mbs, &res->hot),
+	    res->cold.mbs, ratio_to(mbs, &res->cold), r->writer_cpu,
+	    1e3 * r->writer_cpu / mb, 1e3 * res->hot.cpu_mb,
+	    1e3 * res->cold.cpu_mb, 1e3 * r->threads_cpu / mb, res->load,
+	    res->confirmed && ratio_to(mbs, &res->hot) >= 0.8 ? "true" : "false",
+	    res->confirmed && ratio_to(mbs, &res->cold) >= 0.8 ? "true" :
+	    "false");
 }
 
 static void
@@ -694,6 +736,7 @@ defaults(struct opts *o)
 	o->prefill = 64;
 	o->memory_mib = 512;
 	o->trim_mib = 256;
+	o->floor_ring_mib = 512;
 	o->flush_us = 1000;
 	snprintf(path, sizeof(path), "%s/rtprof-sustained-%d.dump",
 	    tmp != NULL ? tmp : "/tmp", (int)getpid());
@@ -795,9 +838,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "threads %u: searching\n", o.threads[i]);
 		confirm(&o, o.threads[i], search(&o, o.threads[i]), &res[i]);
 	}
-	fprintf(stderr, "%-8s %14s %14s %10s %10s %7s %9s %9s %9s %6s %s\n",
-	    "threads", "rate/thread", "rate total", "MB/s", "write MB/s",
-	    "ratio", "wrCPU s", "wr ms/MB", "wri ms/MB", "load", "0 drops");
+	/* CPU ms per MB: the writer, the hot and cold floors, the threads. */
+	fprintf(stderr, "%-7s %11s %11s %8s %8s %6s %8s %6s %8s %8s %8s %8s "
+	    "%5s %s\n", "threads", "rate/thr", "rate total", "MB/s", "hot MB/s",
+	    "ratio", "cold", "ratio", "wr ms", "hot ms", "cold ms", "thr ms",
+	    "load", "0 drops");
 	if (o.json)
 		printf("{\"runs\": [");
 	for (unsigned i = 0; i < o.nthreads; i++)
