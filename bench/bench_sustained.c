@@ -451,27 +451,121 @@ run_once(const struct opts *o, unsigned n, double rate, double seconds,
 	return 0;
 }
 
-/* MB/s of a plain write() loop of chunk-sized blocks, @bytes in all, to
- * the same file (truncated, and cut back like the run's), from a ring of
- * @ring_mib MiB (0: one block); *@cpu_per_mb: its CPU seconds per MB. */
+/*
+ * The floors' blocks. "hot": one block, written again and again (in
+ * cache). "cold": blocks in turn from --floor-ring-mib of memory (in no
+ * cache). "fed": blocks that a feeder thread fills (every byte) at most
+ * FED_AHEAD blocks ahead of the write() loop, so the loop reads what
+ * another CPU wrote a few MB before, as the writer reads a chunk that a
+ * recording thread filled since its previous round.
+ */
+enum floor_kind { FLOOR_HOT, FLOOR_COLD, FLOOR_FED };
+
+#define FED_BLOCKS 8
+#define FED_AHEAD 4
+
+struct floor_src {
+	enum floor_kind kind;
+	unsigned char *buf;
+	size_t blk, ring;
+	uint64_t next;           /* blocks handed to write() so far */
+	atomic_uint_fast64_t filled, done;  /* fed: blocks filled, written */
+	atomic_int stop;
+	int fifo;
+	pthread_t feeder;
+};
+
+/* Fill the fed floor's blocks ahead of the loop.
+ * Context: its own thread; filled is its (release), done the loop's. */
+static void *
+feeder_main(void *arg)
+{
+	struct floor_src *f = arg;
+	struct timespec nap = { 0, 100000 };   /* a block is written in ~0.25 ms */
+
+	if (f->fifo)
+		set_fifo();
+	for (uint64_t i = 0; !atomic_load_explicit(&f->stop,
+	    memory_order_relaxed); ) {
+		if (i - atomic_load_explicit(&f->done, memory_order_acquire) >=
+		    FED_AHEAD) {
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		memset(f->buf + (i % FED_BLOCKS) * f->blk, (int)(i & 0xff),
+		    f->blk);
+		atomic_store_explicit(&f->filled, ++i, memory_order_release);
+	}
+	return NULL;
+}
+
+static int
+floor_src_open(struct floor_src *f, const struct opts *o, enum floor_kind k)
+{
+	memset(f, 0, sizeof(*f));
+	f->kind = k;
+	f->blk = (size_t)o->chunk_kib << 10;
+	f->ring = k == FLOOR_COLD ? (size_t)o->floor_ring_mib << 20 :
+	    k == FLOOR_FED ? FED_BLOCKS * f->blk : f->blk;
+	f->fifo = o->fifo;
+	if ((f->buf = malloc(f->ring)) == NULL)
+		return -1;
+	memset(f->buf, 0x5a, f->ring);
+	if (k == FLOOR_FED &&
+	    pthread_create(&f->feeder, NULL, feeder_main, f) != 0) {
+		free(f->buf);
+		return -1;
+	}
+	return 0;
+}
+
+/* The next block to write (fed: waits for the feeder).
+ * Context: the floor's loop. */
+static const unsigned char *
+floor_src_next(struct floor_src *f)
+{
+	uint64_t i = f->next++;
+
+	if (f->kind == FLOOR_FED) {
+		if (i > 0)
+			atomic_store_explicit(&f->done, i, memory_order_release);
+		while (atomic_load_explicit(&f->filled, memory_order_acquire)
+		    <= i)
+			;
+		return f->buf + (i % FED_BLOCKS) * f->blk;
+	}
+	return f->buf + (i % (f->ring / f->blk)) * f->blk;
+}
+
+static void
+floor_src_close(struct floor_src *f)
+{
+	if (f->kind == FLOOR_FED) {
+		atomic_store(&f->stop, 1);
+		atomic_store(&f->done, f->next + FED_AHEAD);
+		pthread_join(f->feeder, NULL);
+	}
+	free(f->buf);
+}
+
+/* MB/s of a plain write() loop of chunk-sized blocks of @kind, @bytes in
+ * all, to the same file (truncated, and cut back like the run's);
+ * *@cpu_per_mb: its CPU seconds per MB. */
 static double
-write_floor(const struct opts *o, uint64_t ring_mib, uint64_t bytes,
+write_floor(const struct opts *o, enum floor_kind kind, uint64_t bytes,
     double *cpu_per_mb)
 {
-	size_t blk = (size_t)o->chunk_kib << 10;
-	size_t ring = ring_mib != 0 ? (size_t)ring_mib << 20 : blk;
-	unsigned char *buf = malloc(ring);
+	struct floor_src src;
 	int fd = open(o->file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	uint64_t done = 0, t0;
-	size_t at = 0;
 	struct trimmer tr;
 	double cpu;
 
-	if (buf == NULL || fd < 0) {
-		free(buf);
+	if (fd < 0 || floor_src_open(&src, o, kind) != 0) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
 	}
-	memset(buf, 0x5a, ring);
 	/* Cut back by the same trimmer thread as the runs: both wait alike
 	 * for its truncations (the inode's lock), and neither's CPU time
 	 * holds them. */
@@ -479,9 +573,8 @@ write_floor(const struct opts *o, uint64_t ring_mib, uint64_t bytes,
 	cpu = own_cpu_s();
 	t0 = bench_now_ns();
 	while (done < bytes) {
-		ssize_t k = write(fd, buf + at, blk);
+		ssize_t k = write(fd, floor_src_next(&src), src.blk);
 
-		at = at + 2 * blk <= ring ? at + blk : 0;
 		if (k <= 0)
 			break;
 		done += (uint64_t)k;
@@ -492,7 +585,7 @@ write_floor(const struct opts *o, uint64_t ring_mib, uint64_t bytes,
 	if (o->trim_mib != 0)
 		pthread_join(tr.th, NULL);
 	close(fd);
-	free(buf);
+	floor_src_close(&src);
 	return (double)done / 1e6 / ((double)t0 / 1e9);
 }
 
@@ -588,18 +681,18 @@ struct floor {
 
 struct result {
 	struct run r;
-	struct floor hot, cold;  /* one block; a ring (cold.mbs 0: none) */
+	struct floor hot, cold, fed;  /* enum floor_kind; cold.mbs 0: none */
 	double load;
 	int confirmed;
 };
 
-/* Time the floor of @ring_mib (0: hot) before (@after 0) or after a run
- * of @bytes into @f, keeping the faster. */
+/* Time the floor of @kind before (@after 0) or after a run of @bytes into
+ * @f, keeping the faster. */
 static void
-floor_time(const struct opts *o, uint64_t ring_mib, uint64_t bytes,
+floor_time(const struct opts *o, enum floor_kind kind, uint64_t bytes,
     int after, struct floor *f)
 {
-	double c, m = write_floor(o, ring_mib, bytes, &c);
+	double c, m = write_floor(o, kind, bytes, &c);
 
 	if (!after || m > f->mbs)
 		f->mbs = m;
@@ -612,9 +705,10 @@ static void
 floors_time(const struct opts *o, uint64_t bytes, int after,
     struct result *res)
 {
-	floor_time(o, 0, bytes, after, &res->hot);
+	floor_time(o, FLOOR_HOT, bytes, after, &res->hot);
 	if (o->floor_ring_mib != 0)
-		floor_time(o, o->floor_ring_mib, bytes, after, &res->cold);
+		floor_time(o, FLOOR_COLD, bytes, after, &res->cold);
+	floor_time(o, FLOOR_FED, bytes, after, &res->fed);
 }
 
 /*
@@ -653,6 +747,14 @@ ratio_to(double mbs, const struct floor *f)
 	return f->mbs > 0 ? mbs / f->mbs : 0;
 }
 
+/* Met: confirmed without drops and at >= 0.8 of floor @f. */
+static const char *
+pass_str(const struct result *res, const struct floor *f)
+{
+	return res->confirmed && ratio_to((double)res->r.bytes / 1e6 /
+	    res->r.wall, f) >= 0.8 ? "true" : "false";
+}
+
 static void
 print_result(const struct opts *o, const struct result *res, int first)
 {
@@ -661,10 +763,11 @@ print_result(const struct opts *o, const struct result *res, int first)
 	double mb = (double)r->bytes / 1e6;
 
 	fprintf(stderr, "%-7u %11.4g %11.4g %8.1f %8.1f %6.3f %8.1f %6.3f "
-	    "%8.3f %8.3f %8.3f %8.3f %5.2f %s\n", r->n, r->rate, r->rate * r->n,
-	    mbs, res->hot.mbs, ratio_to(mbs, &res->hot), res->cold.mbs,
+	    "%8.1f %6.3f %6.3f %6.3f %6.3f %6.3f %6.3f %5.2f %s\n", r->n,
+	    r->rate, r->rate * r->n, mbs, res->hot.mbs, ratio_to(mbs, &res->hot),
+	    res->fed.mbs, ratio_to(mbs, &res->fed), res->cold.mbs,
 	    ratio_to(mbs, &res->cold), 1e3 * r->writer_cpu / mb,
-	    1e3 * res->hot.cpu_mb, 1e3 * res->cold.cpu_mb,
+	    1e3 * res->hot.cpu_mb, 1e3 * res->fed.cpu_mb, 1e3 * res->cold.cpu_mb,
 	    1e3 * r->threads_cpu / mb, res->load,
 	    res->confirmed ? "pass" : "FAIL (drops)");
 	if (!o->json)
@@ -673,19 +776,21 @@ print_result(const struct opts *o, const struct result *res, int first)
 	    " \"rate_total\": %.0f, \"bytes\": %" PRIu64 ", \"drops\": %" PRIu64
 	    ", \"chunks_lost\": %" PRIu64 ", \"writer_mb_s\": %.1f, "
 	    "\"write_floor_mb_s\": %.1f, \"ratio\": %.3f, "
+	    "\"fed_floor_mb_s\": %.1f, \"ratio_fed\": %.3f, "
 	    "\"cold_floor_mb_s\": %.1f, \"ratio_cold\": %.3f, "
 	    "\"writer_cpu_s\": %.2f, \"writer_cpu_ms_per_mb\": %.4f, "
-	    "\"write_cpu_ms_per_mb\": %.4f, \"cold_cpu_ms_per_mb\": %.4f, "
+	    "\"write_cpu_ms_per_mb\": %.4f, \"fed_cpu_ms_per_mb\": %.4f, "
+	    "\"cold_cpu_ms_per_mb\": %.4f, "
 	    "\"threads_cpu_ms_per_mb\": %.4f, \"loadavg\": %.2f, "
-	    "\"pass\": %s, \"pass_cold\": %s}", first ? "" : ",\n  ", r->n,
-	    r->seconds, r->rate, r->rate * r->n, r->bytes, r->drops,
-	    r->chunks_lost, mbs, res->hot.mbs, ratio_to(mbs, &res->hot),
+	    "\"pass\": %s, \"pass_fed\": %s, \"pass_cold\": %s}",
+	    first ? "" : ",\n  ", r->n, r->seconds, r->rate, r->rate * r->n,
+	    r->bytes, r->drops, r->chunks_lost, mbs, res->hot.mbs,
+	    ratio_to(mbs, &res->hot), res->fed.mbs, ratio_to(mbs, &res->fed),
 	    res->cold.mbs, ratio_to(mbs, &res->cold), r->writer_cpu,
 	    1e3 * r->writer_cpu / mb, 1e3 * res->hot.cpu_mb,
-	    1e3 * res->cold.cpu_mb, 1e3 * r->threads_cpu / mb, res->load,
-	    res->confirmed && ratio_to(mbs, &res->hot) >= 0.8 ? "true" : "false",
-	    res->confirmed && ratio_to(mbs, &res->cold) >= 0.8 ? "true" :
-	    "false");
+	    1e3 * res->fed.cpu_mb, 1e3 * res->cold.cpu_mb,
+	    1e3 * r->threads_cpu / mb, res->load, pass_str(res, &res->hot),
+	    pass_str(res, &res->fed), pass_str(res, &res->cold));
 }
 
 static void
@@ -838,11 +943,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "threads %u: searching\n", o.threads[i]);
 		confirm(&o, o.threads[i], search(&o, o.threads[i]), &res[i]);
 	}
-	/* CPU ms per MB: the writer, the hot and cold floors, the threads. */
-	fprintf(stderr, "%-7s %11s %11s %8s %8s %6s %8s %6s %8s %8s %8s %8s "
-	    "%5s %s\n", "threads", "rate/thr", "rate total", "MB/s", "hot MB/s",
-	    "ratio", "cold", "ratio", "wr ms", "hot ms", "cold ms", "thr ms",
-	    "load", "0 drops");
+	/* MB/s and ratio against each floor; then CPU ms per MB: the writer,
+	 * the hot, fed and cold floors, the recording threads. */
+	fprintf(stderr, "%-7s %11s %11s %8s %8s %6s %8s %6s %8s %6s %6s %6s "
+	    "%6s %6s %6s %5s %s\n", "threads", "rate/thr", "rate total", "MB/s",
+	    "hot", "ratio", "fed", "ratio", "cold", "ratio", "wr", "hot", "fed",
+	    "cold", "thr", "load", "0 drops");
 	if (o.json)
 		printf("{\"runs\": [");
 	for (unsigned i = 0; i < o.nthreads; i++)
