@@ -803,6 +803,25 @@ rtprof__writer_fork_child(void)
 {
 	rtprof__batch.n = 0;            /* its buffers are a copy: leaked, bounded */
 }
+/*
+ * Whether a thread's full ring holds a chunk already: the writer then
+ * goes on without waiting for the next round. A round that wrote for a
+ * while (a file system that held a write 20 ms) finds the chunks filled
+ * meanwhile, and a pause of flush_interval_us before taking them was a
+ * quarter of the writer's time at 3 GB/s (BENCHMARKS.md, "Sustained
+ * recording"). Context: writer thread, lock held.
+ */
+static int
+chunks_waiting(const struct rtprof__core *c)
+{
+	const struct rtprof__thread *th;
+
+	for (th = c->threads; th != NULL; th = th->next)
+		if (ck_ring_size(&th->full) != 0)
+			return 1;
+	return 0;
+}
+
 static void *
 writer_main(void *arg)
 {
@@ -819,7 +838,7 @@ writer_main(void *arg)
 	for (;;) {
 		struct rtprof__core *c = rtprof__core_get(lk);
 
-		if (!c->writer_wake) {
+		if (!c->writer_wake && !chunks_waiting(c)) {
 			uint32_t us = c->running ? c->running->set.flush_interval_us : 100000;
 			struct timespec ts;
 
