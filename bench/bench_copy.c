@@ -31,26 +31,31 @@ cpu_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* A str8 head for @n (clamped as rtprof_put_str() clamps it). */
+static inline size_t
+str_head(unsigned char *p, size_t n)
+{
+	if (n > RTPROF_MAX_STRING)
+		n = RTPROF_MAX_STRING;
+	p[0] = 0xd9;
+	p[1] = (unsigned char)n;
+	return n;
+}
+
 /* The header's copy, as rtprof_put_str() does it now. */
 static __attribute__((noinline)) unsigned char *
 put_header(unsigned char *p, const char *s, size_t n)
 {
-	if (n > RTPROF_MAX_STRING)
-		n = RTPROF_MAX_STRING;
-	p[0] = 0xd9;
-	p[1] = (unsigned char)n;
+	n = str_head(p, n);
 	rtprof__copy_str(p + 2, s, n);
 	return p + 2 + n;
 }
 
-/* The copy before 2026-11-26: memcpy() with the bound known. */
+/* The copy before 2026-11-26: memcpy() with the bound (255) known. */
 static __attribute__((noinline)) unsigned char *
 put_bounded(unsigned char *p, const char *s, size_t n)
 {
-	if (n > RTPROF_MAX_STRING)
-		n = RTPROF_MAX_STRING;
-	p[0] = 0xd9;
-	p[1] = (unsigned char)n;
+	n = str_head(p, n);
 	memcpy(p + 2, s, n);
 	return p + 2 + n;
 }

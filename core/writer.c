@@ -835,10 +835,13 @@ writer_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pthread_setname_np(pthread_self(), "rtprof-writer");
 	lk = rtprof__lock();
-	for (;;) {
+	for (int wrote = 0;;) {
 		struct rtprof__core *c = rtprof__core_get(lk);
 
-		if (!c->writer_wake && !chunks_waiting(c)) {
+		/* Only after a round that wrote (and so let go of the lock
+		 * while it did): a round with nothing to write never holds
+		 * the lock round after round. */
+		if (!c->writer_wake && !(wrote && chunks_waiting(c))) {
 			uint32_t us = c->running ? c->running->set.flush_interval_us : 100000;
 			struct timespec ts;
 
@@ -851,7 +854,8 @@ writer_main(void *arg)
 		c->writer_wake = 0;
 		rtprof__private_serve(lk);
 		collect(lk);
-		if (rtprof__batch.n > 0) {
+		wrote = rtprof__batch.n > 0;
+		if (wrote) {
 			rtprof__unlock(lk);
 			rtprof__write_batch();
 			lk = rtprof__lock();
