@@ -803,13 +803,14 @@ rtprof__writer_fork_child(void)
 {
 	rtprof__batch.n = 0;            /* its buffers are a copy: leaked, bounded */
 }
+
 /*
  * Whether a thread's full ring holds a chunk already: the writer then
- * goes on without waiting for the next round. A round that wrote for a
- * while (a file system that held a write 20 ms) finds the chunks filled
- * meanwhile, and a pause of flush_interval_us before taking them was a
- * quarter of the writer's time at 3 GB/s (BENCHMARKS.md, "Sustained
- * recording"). Context: writer thread, lock held.
+ * goes on without waiting for the next round. After a round that wrote
+ * for a while (a file system that held a write 20 ms), the chunks filled
+ * meanwhile waited flush_interval_us more while the thread's empty ring
+ * ran down (BENCHMARKS.md, "Sustained recording", third stop).
+ * Context: writer thread, lock held.
  */
 static int
 chunks_waiting(const struct rtprof__core *c)
