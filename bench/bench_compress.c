@@ -27,16 +27,15 @@
 #include <libdeflate.h>
 #endif
 
+#include "clock.h"
+
 #define PIECE (64u << 10)
 
 /* This process's CPU time, s (one thread). */
 static double
 cpu_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return bench_clock_s(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 static void

@@ -62,6 +62,7 @@
 
 #include <msgpack.h>
 
+#include "clock.h"
 #include "dump_reader.h"
 #include "frame.h"
 #include "gecko_json.h"
@@ -83,10 +84,7 @@
 static double
 now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return bench_clock_s(CLOCK_MONOTONIC);
 }
 
 /* CPU time of this process (all its threads), user + system, s. */
@@ -666,8 +664,9 @@ main(int argc, char **argv)
 	report(&gz, &gz_med);
 	report(&pp, &pp_med);
 	gz_wall = stats(gz.wall_s, gz.n, &lo, &hi);
-	printf("  (json: MB of JSON written, %.1f MB a run; conv-gz: "
-	    "%.1f MB of .json.gz)\n", (double)jbytes / 1e6,
+	printf("  (json: MB/s of the JSON writer's own synthetic rows, %.1f MB "
+	    "a run, not the profile's JSON; conv-gz: the profile is %.1f MB of "
+	    ".json.gz)\n", (double)jbytes / 1e6,
 	    (double)sb.st_size / 1e6);
 	printf("  ratio    conv-gz / fair floor (mp-zone) = %.2f (target >= "
 	    "0.8); convert / fair floor = %.2f\n", gz_med / mz_med,

@@ -18,17 +18,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "rtprof.h"
 
 static char src[RTPROF_MAX_STRING];
 
+/* This thread's CPU time, s. */
 static double
 cpu_s(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+	return bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* A str8 head for @n (clamped as rtprof_put_str() clamps it). */

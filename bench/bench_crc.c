@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clock.h"
 #include "frame.h"
 #if defined(RTPROF_BENCH_ISAL)
 #include <isa-l/crc.h>
@@ -21,13 +22,11 @@
 
 #define BLK ((size_t)1 << 20)
 
+/* This thread's CPU time, s. */
 static double
 cpu_s(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+	return bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* ms of CPU per MB for @what (0 own, 1 ISA-L, 2 line reads) over @ring. */

@@ -77,6 +77,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "harness.h"
 #include "rtprof.h"
 
@@ -137,10 +138,7 @@ sleep_until(uint64_t ns)
 static double
 own_cpu_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static void
@@ -261,11 +259,8 @@ thread_cpu_s(pid_t tid)
 {
 	/* The kernel's per-thread CPU clock id (MAKE_THREAD_CPUCLOCK). */
 	clockid_t cid = (clockid_t)((~tid << 3) | 6);
-	struct timespec ts;
 
-	if (tid == 0 || clock_gettime(cid, &ts) != 0)
-		return -1;
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return tid != 0 ? bench_clock_s(cid) : -1;
 }
 
 /* With --fifo the writer runs SCHED_FIFO too: what is measured is then
