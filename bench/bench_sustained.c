@@ -41,12 +41,15 @@
  *
  * Floors: a plain write() loop of C KiB blocks to the same PATH
  * (truncated), as many bytes as the confirming run wrote, timed right
- * before and right after that run; MB/s of the faster. Two loops: "hot"
- * writes one block again and again (in cache), "cold" writes its blocks in
- * turn from F MiB (--floor-ring-mib, default 512; 0: no cold floor), data
- * not in any cache, as the writer's chunks are (the recording threads
- * wrote them on other CPUs, tens of MB of chunks ago): the like-for-like
- * floor. ratio = writer MB/s / write MB/s, at the highest rate without
+ * before and right after that run; MB/s of the faster. Three loops: "hot"
+ * writes one block again and again (in cache); "fed" writes blocks that a
+ * feeder thread fills at most 4 MiB ahead, as a recording thread fills
+ * the writer's chunks on another CPU since its previous round: the
+ * like-for-like floor; "cold" writes its blocks in turn from F MiB
+ * (--floor-ring-mib, default 512; 0: no cold floor), data in no cache.
+ * Each writes C KiB-aligned blocks, which the page cache takes ~12%
+ * cheaper than a framed stream's writes (bench_write_align).
+ * ratio = writer MB/s / write MB/s, at the highest rate without
  * drops, against each: how close recording comes to what the file can
  * take. Note that at the highest passing rate the writer's MB/s
  * is the threads' byte rate: when the threads cannot produce faster than
