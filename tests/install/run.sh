@@ -28,16 +28,55 @@ export PKG_CONFIG_PATH
 	"$src/tests/install/consumer/consumer.c" $(pkg-config --libs rtprof) \
 	-o "$work/pkgconfig-consumer"
 LD_LIBRARY_PATH="$libdir" "$work/pkgconfig-consumer"
+# @1 and every process below it.
+tree() {
+	echo "$1"
+	for c in $(pgrep -P "$1"); do
+		tree "$c"
+	done
+}
+
+# Run "$@"; past 120 s (a hang, seen once under ASan: RELIABILITY.md)
+# say where every process of it waits, with stacks when gdb is there,
+# kill them all and return 124, instead of leaving ctest's timeout to
+# kill the test without a word.
+watched() {
+	"$@" &
+	pid=$! ticks=0
+	while kill -0 "$pid" 2>/dev/null; do
+		ticks=$((ticks + 1))
+		if [ "$ticks" -gt 1200 ]; then
+			echo "test_install: still running after 120 s: $*" >&2
+			procs=$(tree "$pid")
+			# shellcheck disable=SC2086 # $procs: several pids
+			kill -STOP $procs 2>/dev/null || :
+			ps -o pid,ppid,stat,wchan:32,args \
+			    -p "$(echo "$procs" | paste -sd , -)" >&2 || :
+			for p in $procs; do
+				command -v gdb >/dev/null 2>&1 || break
+				gdb -p "$p" -batch -ex "thread apply all bt" \
+				    </dev/null >&2 2>&1 || :
+			done
+			# shellcheck disable=SC2086
+			kill -9 $procs 2>/dev/null || :
+			wait "$pid" || :
+			return 124
+		fi
+		sleep 0.1
+	done
+	wait "$pid"
+}
+
 # The installed rtprof finds its preload library from where it is (the
 # prefix given at install time, not the one configured): a program is
 # profiled. Without the library it refuses before running the program.
-"$work/prefix/bin/rtprof" record -o "$work/gz.json.gz" -- \
+watched "$work/prefix/bin/rtprof" record -o "$work/gz.json.gz" -- \
 	sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; touch '"$work/ran1"
 test -s "$work/gz.json.gz"
 test -f "$work/ran1"
 mv "$libdir/librtprof-preload.so" "$work/moved.so"
 rc=0
-"$work/prefix/bin/rtprof" record -o "$work/none.json.gz" -- \
+watched "$work/prefix/bin/rtprof" record -o "$work/none.json.gz" -- \
 	touch "$work/ran2" 2>"$work/none.err" || rc=$?
 mv "$work/moved.so" "$libdir/librtprof-preload.so"
 test "$rc" -eq 2
