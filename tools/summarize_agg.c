@@ -4,8 +4,9 @@
  *
  * Pipeline (summarize_int.h): summarize_dump_rec.c and
  * summarize_prof_thread.c add here -> summarize_report.c prints the
- * tables sorted. A table is name -> (count, total, max), open addressing
- * on a string hash; a Blocked call goes by call and, with its stack, by
+ * tables sorted. A table is name -> (count, total, max): the names in
+ * the codec's string table (struct strtab), their counts in an array by
+ * the same index; a Blocked call goes by call and, with its stack, by
  * call and stack (one key, KEY_SEP between them).
  *
  * Context: the tool's main thread.
@@ -14,61 +15,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gecko_maps.h"
 #include "summarize_int.h"
 
-/* The first slot of @key in a table of @cap (a power of two) slots. */
-static size_t
-home(const char *key, size_t cap)
-{
-	return (size_t)gecko_hash_bytes(key, strlen(key)) & (cap - 1);
-}
-
-/* Room for one more entry: the table at most half full. */
-static int
-agg_grow(struct agg *a)
-{
-	size_t i, nc = a->cap ? a->cap * 2 : 256;
-	struct agg_ent *ne;
-
-	if ((a->n + 1) * 2 <= a->cap)
-		return 0;
-	if ((ne = calloc(nc, sizeof(*ne))) == NULL)
-		return -ENOMEM;
-	for (size_t k = 0; k < a->cap; k++) {
-		if (a->e[k].key == NULL)
-			continue;
-		for (i = home(a->e[k].key, nc); ne[i].key != NULL;
-		    i = (i + 1) & (nc - 1))
-			;
-		ne[i] = a->e[k];
-	}
-	free(a->e);
-	a->e = ne;
-	a->cap = nc;
-	return 0;
-}
-
+/* Count @v under @key (added if new). Return: 0 or -ENOMEM. */
 int
 agg_add(struct agg *a, const char *key, double v)
 {
-	size_t i;
+	struct agg_ent *e;
+	int64_t i;
 
-	if (agg_grow(a) != 0)
+	/* Room first: a key interned is always counted. */
+	if (gecko_grow((void **)&a->e, &a->cap, a->n + 1, sizeof(*a->e)) != 0 ||
+	    (i = strtab_intern(&a->keys, key, strlen(key))) < 0)
 		return -ENOMEM;
-	for (i = home(key, a->cap); a->e[i].key != NULL;
-	    i = (i + 1) & (a->cap - 1))
-		if (strcmp(a->e[i].key, key) == 0)
-			break;
-	if (a->e[i].key == NULL) {
-		if ((a->e[i].key = strdup(key)) == NULL)
-			return -ENOMEM;
+	if ((size_t)i == a->n) {        /* a new key: its counts start */
+		a->e[i] = (struct agg_ent){ a->keys.s[i], 0, 0, 0 };
 		a->n++;
 	}
-	a->e[i].n++;
-	a->e[i].total += v;
-	if (v > a->e[i].max)
-		a->e[i].max = v;
+	e = &a->e[i];
+	e->n++;
+	e->total += v;
+	if (v > e->max)
+		e->max = v;
 	return 0;
 }
 
@@ -89,9 +57,8 @@ agg_sorted(const struct agg *a)
 
 	if (v == NULL)
 		return NULL;
-	for (size_t i = 0; i < a->cap; i++)
-		if (a->e[i].key != NULL)
-			v[k++] = a->e[i];
+	for (; k < a->n; k++)
+		v[k] = a->e[k];
 	qsort(v, k, sizeof(*v), by_total);
 	return v;
 }
@@ -99,8 +66,7 @@ agg_sorted(const struct agg *a)
 void
 agg_free(struct agg *a)
 {
-	for (size_t i = 0; i < a->cap; i++)
-		free(a->e[i].key);
+	strtab_free(&a->keys);
 	free(a->e);
 }
 

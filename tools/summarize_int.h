@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "dump_reader.h"
+#include "gecko_maps.h"
 #include "idmap.h"
 #include "summarize_block.h"
 #include "summarize_json.h"
@@ -41,14 +42,15 @@
 /* Separates the call and the frames of a by-stack key. */
 #define KEY_SEP '\n'
 
-/* A name -> (count, total, max) table, linear probing on a string hash. */
+/* A name -> (count, total, max) table: e[i] counts keys.s[i]. */
 struct agg {
+	struct strtab keys;
 	struct agg_ent {
-		char *key;
+		const char *key;        /* keys.s[i], owned by keys */
 		uint64_t n;
 		double total, max;
 	} *e;
-	size_t n, cap;
+	size_t n, cap;                  /* n == keys.n */
 };
 
 /* A growing string (keys and folded lines). */
