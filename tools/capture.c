@@ -66,6 +66,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "capture_input.h"
 #include "sigpipe.h"
 #include "frame.h"
 
@@ -200,191 +201,6 @@ now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/* ---- Opening the input. ---- */
-
-static const struct {
-	unsigned long rate;
-	speed_t speed;
-} bauds[] = {
-	{ 50, B50 }, { 75, B75 }, { 110, B110 }, { 134, B134 },
-	{ 150, B150 }, { 200, B200 }, { 300, B300 }, { 600, B600 },
-	{ 1200, B1200 }, { 1800, B1800 }, { 2400, B2400 }, { 4800, B4800 },
-	{ 9600, B9600 }, { 19200, B19200 }, { 38400, B38400 },
-	{ 57600, B57600 }, { 115200, B115200 }, { 230400, B230400 },
-#ifdef B460800
-	{ 460800, B460800 },
-#endif
-#ifdef B500000
-	{ 500000, B500000 }, { 576000, B576000 }, { 921600, B921600 },
-	{ 1000000, B1000000 }, { 1152000, B1152000 },
-	{ 1500000, B1500000 }, { 2000000, B2000000 },
-	{ 2500000, B2500000 }, { 3000000, B3000000 },
-	{ 3500000, B3500000 }, { 4000000, B4000000 },
-#endif
-};
-
-/* Return: true with *@sp set when @s is a standard rate. */
-static bool
-baud_lookup(const char *s, speed_t *sp)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || s[0] == '-')
-		return false;
-	for (size_t i = 0; i < sizeof(bauds) / sizeof(bauds[0]); i++) {
-		if (bauds[i].rate == v) {
-			*sp = bauds[i].speed;
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- * Open the serial device @dev and set it up: raw (cfmakeraw: no echo, no
- * line editing, no translation, 8 bits, no parity), @speed both ways,
- * CLOCAL (no modem control: do not wait for carrier, no hang-up on its
- * loss) and CREAD, no hardware (CRTSCTS) or software (IXON/IXOFF) flow
- * control, reads return as soon as a byte is there. The previous settings
- * go to *@saved. Return: the descriptor, or -1 (message printed).
- */
-static int
-open_serial(const char *dev, speed_t speed, struct termios *saved)
-{
-	struct termios t, chk;
-	int fd, fl;
-
-	/* O_NONBLOCK: do not wait for the carrier while opening. */
-	fd = open(dev, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, PROG ": %s: cannot open: %s\n", dev,
-		    strerror(errno));
-		return -1;
-	}
-	if (tcgetattr(fd, &t) != 0) {
-		fprintf(stderr, PROG ": %s: not a serial line (%s)\n", dev,
-		    strerror(errno));
-		close(fd);
-		return -1;
-	}
-	*saved = t;
-	cfmakeraw(&t);
-	t.c_cflag |= CLOCAL | CREAD;
-	t.c_cflag &= ~(tcflag_t)(CRTSCTS | CSTOPB);
-	t.c_iflag &= ~(tcflag_t)(IXON | IXOFF | IXANY);
-	t.c_cc[VMIN] = 1;
-	t.c_cc[VTIME] = 0;
-	if (cfsetispeed(&t, speed) != 0 || cfsetospeed(&t, speed) != 0 ||
-	    tcsetattr(fd, TCSANOW, &t) != 0) {
-		fprintf(stderr, PROG ": %s: cannot set the line up: %s\n", dev,
-		    strerror(errno));
-		close(fd);
-		return -1;
-	}
-	/* tcsetattr() succeeds when any of the changes took: check. */
-	if (tcgetattr(fd, &chk) == 0 && cfgetispeed(&chk) != speed)
-		fprintf(stderr, PROG ": %s: warning: the driver did not take "
-		    "the baud rate\n", dev);
-	fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
-		fprintf(stderr, PROG ": %s: fcntl: %s\n", dev,
-		    strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Connect to HOST:PORT ([HOST]:PORT for IPv6). Return: fd or -1. */
-static int
-open_tcp(const char *arg)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC,
-	    .ai_socktype = SOCK_STREAM }, *res, *ai;
-	char host[256];
-	const char *port, *h = arg;
-	size_t hlen;
-	int fd = -1, rc, err = 0;
-
-	if (arg[0] == '[') {
-		const char *e = strchr(arg, ']');
-
-		if (e == NULL || e[1] != ':') {
-			fprintf(stderr, PROG ": --tcp %s: want "
-			    "[ADDRESS]:PORT\n", arg);
-			return -1;
-		}
-		h = arg + 1;
-		hlen = (size_t)(e - h);
-		port = e + 2;
-	} else {
-		const char *c = strrchr(arg, ':');
-
-		if (c == NULL) {
-			fprintf(stderr, PROG ": --tcp %s: want HOST:PORT\n",
-			    arg);
-			return -1;
-		}
-		hlen = (size_t)(c - arg);
-		port = c + 1;
-	}
-	if (hlen == 0 || hlen >= sizeof(host) || port[0] == '\0') {
-		fprintf(stderr, PROG ": --tcp %s: want HOST:PORT\n", arg);
-		return -1;
-	}
-	memcpy(host, h, hlen);
-	host[hlen] = '\0';
-	rc = getaddrinfo(host, port, &hints, &res);
-	if (rc != 0) {
-		fprintf(stderr, PROG ": --tcp %s: %s\n", arg, gai_strerror(rc));
-		return -1;
-	}
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-		    ai->ai_protocol);
-		if (fd < 0) {
-			err = errno;
-			continue;
-		}
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-			break;
-		err = errno;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0)
-		fprintf(stderr, PROG ": --tcp %s: cannot connect: %s\n", arg,
-		    strerror(err));
-	return fd;
-}
-
-/* Connect to the Unix stream socket @path. Return: fd or -1. */
-static int
-open_unix(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(a.sun_path)) {
-		fprintf(stderr, PROG ": --unix %s: path too long\n", path);
-		return -1;
-	}
-	strcpy(a.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-		fprintf(stderr, PROG ": --unix %s: cannot connect: %s\n", path,
-		    strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 /* ---- The output directory and files. ---- */
@@ -768,6 +584,286 @@ summary(struct capture *c, const char *why)
 		    "the end\n");
 }
 
+/* What the command line asks for, beyond struct capture's fields. */
+struct cap_args {
+	enum cap_input in;
+	const char *src;                /* device, HOST:PORT, path; "stdin" */
+	const char *baud;               /* --baud, or NULL */
+	speed_t speed;
+};
+
+/* The option @a of the input (-, --serial, --tcp, --unix), else IN_NONE. */
+static enum cap_input
+input_kind(const char *a)
+{
+	if (strcmp(a, "-") == 0)
+		return IN_STDIN;
+	if (strcmp(a, "--serial") == 0)
+		return IN_SERIAL;
+	if (strcmp(a, "--tcp") == 0)
+		return IN_TCP;
+	return strcmp(a, "--unix") == 0 ? IN_UNIX : IN_NONE;
+}
+
+/* The options once read: one input, a directory, --baud for a serial
+ * line at a standard rate. Return: 0, or CAP_USAGE (message printed). */
+static int
+args_check(const struct capture *c, struct cap_args *a)
+{
+	if (a->in == IN_NONE || c->dir == NULL) {
+		fprintf(stderr, PROG ": %s\n", a->in == IN_NONE ? "no input: "
+		    "--serial DEVICE, --tcp HOST:PORT, --unix PATH or -" :
+		    "no output directory (-o DIR)");
+		capture_usage(stderr);
+		return CAP_USAGE;
+	}
+	if (a->baud != NULL && a->in != IN_SERIAL) {
+		fprintf(stderr, PROG ": --baud is for --serial\n");
+		return CAP_USAGE;
+	}
+	if (a->baud != NULL && !cap_baud_lookup(a->baud, &a->speed)) {
+		fprintf(stderr, PROG ": --baud %s: not a standard rate (such "
+		    "as 9600, 115200, 921600)\n", a->baud);
+		return CAP_USAGE;
+	}
+	return 0;
+}
+
+/* Parse @argv into @c and @a. Return: -1 go on, or the exit status to
+ * return now (CAP_OK after --help). */
+static int
+args_parse(struct capture *c, struct cap_args *a, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i];
+		enum cap_input k = input_kind(o);
+
+		if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
+			capture_usage(stdout);
+			return CAP_OK;
+		}
+		if (strcmp(o, "-q") == 0 || strcmp(o, "--quiet") == 0) {
+			c->quiet = true;
+			continue;
+		}
+		if (strcmp(o, "--max-sessions") == 0) {
+			if (i + 1 < argc && parse_count(argv[++i],
+			    &c->max_sess))
+				continue;
+			fprintf(stderr, PROG ": --max-sessions needs a "
+			    "number above 0\n");
+			return CAP_USAGE;
+		}
+		if (k == IN_NONE && strcmp(o, "--baud") != 0 &&
+		    strcmp(o, "-o") != 0) {
+			fprintf(stderr, PROG ": %s %s\n", o[0] == '-' ?
+			    "unknown option" : "unexpected argument", o);
+			capture_usage(stderr);
+			return CAP_USAGE;
+		}
+		if (k != IN_STDIN && i + 1 >= argc) {
+			fprintf(stderr, PROG ": %s needs an argument\n", o);
+			return CAP_USAGE;
+		}
+		if (k == IN_NONE) {
+			if (strcmp(o, "-o") == 0)
+				c->dir = argv[++i];
+			else
+				a->baud = argv[++i];
+			continue;
+		}
+		if (a->in != IN_NONE) {
+			fprintf(stderr, PROG ": give one input (--serial, "
+			    "--tcp, --unix or -)\n");
+			return CAP_USAGE;
+		}
+		a->in = k;
+		if (k != IN_STDIN)
+			a->src = argv[++i];
+	}
+	return args_check(c, a) != 0 ? CAP_USAGE : -1;
+}
+
+/* Open @a's input into c->in_fd (a serial line's settings before in
+ * *@saved). Return: 0, or CAP_INPUT (message printed). */
+static int
+input_open(struct capture *c, struct cap_args *a, struct termios *saved)
+{
+	switch (a->in) {
+	case IN_SERIAL:
+		c->in_fd = cap_open_serial(a->src, a->speed, saved);
+		break;
+	case IN_TCP:
+		c->in_fd = cap_open_tcp(a->src);
+		break;
+	case IN_UNIX:
+		c->in_fd = cap_open_unix(a->src);
+		break;
+	default:
+		c->in_fd = STDIN_FILENO;
+		a->src = "stdin";
+		break;
+	}
+	return c->in_fd < 0 ? CAP_INPUT : 0;
+}
+
+/* What one capture run ended with. */
+struct cap_end {
+	const char *why;                /* for the summary */
+	bool in_err;                    /* the input failed */
+	bool stop;                      /* the loop ends */
+};
+
+/*
+ * One read from the input into the scanner, and the intact frames it
+ * completed written. Sets @e->stop (with why) at the end of the stream,
+ * on an error, or when the output failed.
+ */
+static void
+read_once(struct capture *c, const struct cap_args *a, struct cap_end *e)
+{
+	size_t n = CAP_READ;
+	unsigned char *p = rtprof_scanner_space(&c->sc, &n);
+	ssize_t got;
+
+	e->stop = true;
+	if (p == NULL) {
+		fprintf(stderr, PROG ": out of memory\n");
+		e->in_err = true;
+		return;
+	}
+	got = read(c->in_fd, p, n < CAP_READ ? n : CAP_READ);
+	if (got < 0 && (errno == EINTR || errno == EAGAIN)) {
+		e->stop = false;
+	} else if (got < 0 && errno == EIO && a->in == IN_SERIAL) {
+		e->why = "the line hung up (EIO: device gone, or the other "
+		    "end closed)";
+	} else if (got < 0) {
+		status_clear(c);
+		fprintf(stderr, PROG ": %s: read failed: %s\n", a->src,
+		    strerror(errno));
+		e->in_err = true;
+		e->why = "read error";
+	} else if (got == 0) {
+		if (a->in == IN_SERIAL)
+			e->why = "end of stream (the line hung up)";
+	} else {
+		rtprof_scanner_commit(&c->sc, (size_t)got);
+		c->bytes += (uint64_t)got;
+		if (drain(c) != 0)
+			c->out_failed = true;
+		else
+			e->stop = false;
+	}
+}
+
+/* The name of the stopping signal @sig from the pipe. */
+static const char *
+stop_signal(unsigned char sig)
+{
+	return sig == SIGINT ? "Ctrl-C (SIGINT)" :
+	    sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+}
+
+/*
+ * Read the input until it ends, fails, the output fails or a signal on
+ * @sig_fd; the status line kept up meanwhile. Return: how it ended.
+ */
+static struct cap_end
+capture_loop(struct capture *c, const struct cap_args *a, int sig_fd)
+{
+	struct cap_end e = { "end of stream", false, false };
+	int64_t period = c->status_tty ? CAP_TTY_MS : CAP_LOG_MS;
+	int64_t next_status = now_ms() + period;
+
+	while (!e.stop) {
+		struct pollfd pfd[2] = {
+			{ .fd = c->in_fd, .events = POLLIN },
+			{ .fd = sig_fd, .events = POLLIN },
+		};
+		int64_t now = now_ms();
+		unsigned char sig = 0;
+
+		if (!c->quiet && now >= next_status) {
+			status_show(c);
+			next_status = now + period;
+			continue;
+		}
+		if (poll(pfd, 2, c->quiet ? -1 : (int)(next_status - now)) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, PROG ": poll: %s\n", strerror(errno));
+			e.in_err = true;
+			break;
+		}
+		if (pfd[1].revents != 0 && read(sig_fd, &sig, 1) == 1) {
+			e.why = stop_signal(sig);
+			break;
+		}
+		if (pfd[0].revents & POLLNVAL) {
+			fprintf(stderr, PROG ": %s: not readable\n", a->src);
+			e.in_err = true;
+			break;
+		}
+		if (pfd[0].revents != 0)
+			read_once(c, a, &e);
+	}
+	return e;
+}
+
+/* The exit status of a capture that ended as @e says (see
+ * capture_usage()). */
+static int
+exit_status(const struct capture *c, const struct cap_end *e)
+{
+	if (c->out_failed)
+		return CAP_OUTPUT;
+	if (e->in_err)
+		return CAP_INPUT;
+	if (c->frames == 0 || c->sc.bad_frames != 0 || c->gaps != 0 ||
+	    c->garbage != 0 || c->tail != 0 || c->repeated != 0 ||
+	    c->over_sess != 0)
+		return CAP_DAMAGED;
+	return CAP_OK;
+}
+
+/* Capture from the open input into c->dir until it ends (the scanner
+ * set up here). Return: the exit status. */
+static int
+capture_run(struct capture *c, const struct cap_args *a)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct cap_end e;
+	int sig_fd, status;
+
+	/* Signals through a pipe: poll() sees them, nothing races. */
+	if ((sig_fd = tool_sigpipe_open(sigs, 3)) < 0) {
+		fprintf(stderr, PROG ": pipe: %s\n", strerror(errno));
+		return CAP_INPUT;
+	}
+	if (rtprof_scanner_init(&c->sc) != 0) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return CAP_INPUT;
+	}
+	c->status_tty = !c->quiet && isatty(STDERR_FILENO);
+	if (!c->quiet && a->in == IN_SERIAL)
+		fprintf(stderr, PROG ": reading %s at %s baud into %s/ "
+		    "(Ctrl-C stops)\n", a->src, a->baud ? a->baud : "115200",
+		    c->dir);
+	else if (!c->quiet)
+		fprintf(stderr, PROG ": reading %s into %s/ (Ctrl-C stops)\n",
+		    a->src, c->dir);
+	e = capture_loop(c, a, sig_fd);
+	if (!c->out_failed && finish(c) != 0)
+		c->out_failed = true;
+	if (out_close(c) != 0)
+		c->out_failed = true;
+	summary(c, e.why);
+	status = exit_status(c, &e);    /* before the scanner's counts go */
+	rtprof_scanner_free(&c->sc);
+	return status;
+}
+
 /*
  * cmd_capture - rtprof capture INPUT -o DIR [--quiet]
  * Context: main thread.
@@ -778,227 +874,21 @@ cmd_capture(int argc, char **argv)
 {
 	struct capture c = { .in_fd = -1, .out_fd = -1,
 		.max_sess = CAP_MAX_SESSIONS };
-	enum cap_input in = IN_NONE;
-	const char *src = NULL, *baud = NULL, *why = "end of stream";
+	struct cap_args a = { .in = IN_NONE, .speed = B115200 };
 	struct termios saved = { 0 };
-	speed_t speed = B115200;
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	int status = CAP_OK, sig_fd = -1;
-	bool scanner = false, in_err = false;
-	int64_t next_status;
+	int status = args_parse(&c, &a, argc, argv);
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		enum cap_input k = IN_NONE;
-
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			capture_usage(stdout);
-			return CAP_OK;
-		}
-		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-			c.quiet = true;
-			continue;
-		}
-		if (strcmp(a, "--max-sessions") == 0) {
-			if (i + 1 >= argc || !parse_count(argv[++i],
-			    &c.max_sess)) {
-				fprintf(stderr, PROG ": --max-sessions needs a "
-				    "number above 0\n");
-				return CAP_USAGE;
-			}
-			continue;
-		}
-		if (strcmp(a, "-") == 0) {
-			k = IN_STDIN;
-		} else if (strcmp(a, "--serial") == 0) {
-			k = IN_SERIAL;
-		} else if (strcmp(a, "--tcp") == 0) {
-			k = IN_TCP;
-		} else if (strcmp(a, "--unix") == 0) {
-			k = IN_UNIX;
-		} else if (strcmp(a, "--baud") != 0 && strcmp(a, "-o") != 0) {
-			fprintf(stderr, PROG ": %s %s\n", a[0] == '-' ?
-			    "unknown option" : "unexpected argument", a);
-			capture_usage(stderr);
-			return CAP_USAGE;
-		}
-		if (k != IN_STDIN && i + 1 >= argc) {
-			fprintf(stderr, PROG ": %s needs an argument\n", a);
-			return CAP_USAGE;
-		}
-		if (k == IN_NONE) {
-			if (strcmp(a, "-o") == 0)
-				c.dir = argv[++i];
-			else
-				baud = argv[++i];
-			continue;
-		}
-		if (in != IN_NONE) {
-			fprintf(stderr, PROG ": give one input (--serial, "
-			    "--tcp, --unix or -)\n");
-			return CAP_USAGE;
-		}
-		in = k;
-		if (k != IN_STDIN)
-			src = argv[++i];
-	}
-	if (in == IN_NONE || c.dir == NULL) {
-		fprintf(stderr, PROG ": %s\n", in == IN_NONE ? "no input: "
-		    "--serial DEVICE, --tcp HOST:PORT, --unix PATH or -" :
-		    "no output directory (-o DIR)");
-		capture_usage(stderr);
-		return CAP_USAGE;
-	}
-	if (baud != NULL && in != IN_SERIAL) {
-		fprintf(stderr, PROG ": --baud is for --serial\n");
-		return CAP_USAGE;
-	}
-	if (baud != NULL && !baud_lookup(baud, &speed)) {
-		fprintf(stderr, PROG ": --baud %s: not a standard rate (such "
-		    "as 9600, 115200, 921600)\n", baud);
-		return CAP_USAGE;
-	}
-
+	if (status >= 0)
+		return status;
 	if (make_dir(c.dir) != 0)
 		return CAP_OUTPUT;
 	c.next_num = first_num(c.dir);
-	switch (in) {
-	case IN_SERIAL:
-		c.in_fd = open_serial(src, speed, &saved);
-		break;
-	case IN_TCP:
-		c.in_fd = open_tcp(src);
-		break;
-	case IN_UNIX:
-		c.in_fd = open_unix(src);
-		break;
-	default:
-		c.in_fd = STDIN_FILENO;
-		src = "stdin";
-		break;
-	}
-	if (c.in_fd < 0)
+	if (input_open(&c, &a, &saved) != 0)
 		return CAP_INPUT;
-
-	/* Signals through a pipe: poll() sees them, nothing races. */
-	if ((sig_fd = tool_sigpipe_open(sigs, 3)) < 0) {
-		fprintf(stderr, PROG ": pipe: %s\n", strerror(errno));
-		status = CAP_INPUT;
-		goto done;
-	}
-
-	if (rtprof_scanner_init(&c.sc) != 0) {
-		fprintf(stderr, PROG ": out of memory\n");
-		status = CAP_INPUT;
-		goto done;
-	}
-	scanner = true;
-	c.status_tty = !c.quiet && isatty(STDERR_FILENO);
-	if (!c.quiet) {
-		if (in == IN_SERIAL)
-			fprintf(stderr, PROG ": reading %s at %s baud into "
-			    "%s/ (Ctrl-C stops)\n", src, baud ? baud : "115200",
-			    c.dir);
-		else
-			fprintf(stderr, PROG ": reading %s into %s/ (Ctrl-C "
-			    "stops)\n", src, c.dir);
-	}
-	next_status = now_ms() + (c.status_tty ? CAP_TTY_MS : CAP_LOG_MS);
-
-	for (;;) {
-		struct pollfd pfd[2] = {
-			{ .fd = c.in_fd, .events = POLLIN },
-			{ .fd = sig_fd, .events = POLLIN },
-		};
-		int64_t now = now_ms();
-		int timeout = c.quiet ? -1 : next_status <= now ? 0 :
-		    (int)(next_status - now);
-		unsigned char *p;
-		size_t n = CAP_READ;
-		ssize_t got;
-
-		if (!c.quiet && now >= next_status) {
-			status_show(&c);
-			next_status = now + (c.status_tty ? CAP_TTY_MS :
-			    CAP_LOG_MS);
-			continue;
-		}
-		if (poll(pfd, 2, timeout) < 0) {
-			if (errno == EINTR)
-				continue;
-			fprintf(stderr, PROG ": poll: %s\n", strerror(errno));
-			in_err = true;
-			break;
-		}
-		if (pfd[1].revents != 0) {
-			unsigned char sig = 0;
-
-			if (read(sig_fd, &sig, 1) == 1) {
-				why = sig == SIGINT ? "Ctrl-C (SIGINT)" :
-				    sig == SIGTERM ? "SIGTERM" : "SIGHUP";
-				break;
-			}
-		}
-		if (pfd[0].revents == 0)
-			continue;
-		if (pfd[0].revents & POLLNVAL) {
-			fprintf(stderr, PROG ": %s: not readable\n", src);
-			in_err = true;
-			break;
-		}
-		p = rtprof_scanner_space(&c.sc, &n);
-		if (p == NULL) {
-			fprintf(stderr, PROG ": out of memory\n");
-			in_err = true;
-			break;
-		}
-		got = read(c.in_fd, p, n < CAP_READ ? n : CAP_READ);
-		if (got < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (got < 0 && errno == EIO && in == IN_SERIAL) {
-			why = "the line hung up (EIO: device gone, or the "
-			    "other end closed)";
-			break;
-		}
-		if (got < 0) {
-			status_clear(&c);
-			fprintf(stderr, PROG ": %s: read failed: %s\n", src,
-			    strerror(errno));
-			in_err = true;
-			why = "read error";
-			break;
-		}
-		if (got == 0) {
-			if (in == IN_SERIAL)
-				why = "end of stream (the line hung up)";
-			break;
-		}
-		rtprof_scanner_commit(&c.sc, (size_t)got);
-		c.bytes += (uint64_t)got;
-		if (drain(&c) != 0) {
-			c.out_failed = true;
-			break;
-		}
-	}
-	if (!c.out_failed && finish(&c) != 0)
-		c.out_failed = true;
-	if (out_close(&c) != 0)
-		c.out_failed = true;
-	summary(&c, why);
-	if (c.out_failed)
-		status = CAP_OUTPUT;
-	else if (in_err)
-		status = CAP_INPUT;
-	else if (c.frames == 0 || c.sc.bad_frames != 0 || c.gaps != 0 ||
-	    c.garbage != 0 || c.tail != 0 || c.repeated != 0 ||
-	    c.over_sess != 0)
-		status = CAP_DAMAGED;
-done:
-	if (scanner)
-		rtprof_scanner_free(&c.sc);
-	if (in == IN_SERIAL && c.in_fd >= 0)
+	status = capture_run(&c, &a);
+	if (a.in == IN_SERIAL)
 		tcsetattr(c.in_fd, TCSANOW, &saved);    /* as it was found */
-	if (c.in_fd >= 0 && c.in_fd != STDIN_FILENO)
+	if (c.in_fd != STDIN_FILENO)
 		close(c.in_fd);
 	tool_sigpipe_close();
 	return status;
