@@ -178,14 +178,12 @@ write_clock_note(const struct gsess *g, struct json *j)
 	json_str(j, msg);
 }
 
-void
-write_gathering_log(struct gsess *g, struct json *j)
+/* Who converted what: the input, the session, its pid, how it was sampled. */
+static void
+log_origin(const struct gsess *g, struct json *j)
 {
 	const struct rtprof_gecko *fg = g->file;
-	const struct rtprof_dump_stats *st = &fg->stats;
 
-	json_key(j, "profileGatheringLog");
-	json_obj(j);
 	json_key(j, "converter");
 	json_str(j, "msgpack2gecko (rtprof) milestone 2");
 	json_key(j, "input");
@@ -213,6 +211,15 @@ write_gathering_log(struct gsess *g, struct json *j)
 	}
 	if (g->rate_replaced)
 		write_clock_note(g, j);
+}
+
+/* What was read of the dump, and every kind of damage met in it. */
+static void
+log_reading(const struct gsess *g, struct json *j)
+{
+	const struct rtprof_gecko *fg = g->file;
+	const struct rtprof_dump_stats *st = &fg->stats;
+
 	json_key(j, "bytesRead");
 	json_u64(j, st->bytes);
 	json_key(j, "frames");
@@ -270,6 +277,12 @@ write_gathering_log(struct gsess *g, struct json *j)
 	json_u64(j, fg->ignored_sessions);
 	json_key(j, "ignoredFrames");
 	json_u64(j, fg->ignored_frames);
+}
+
+/* Whether the session's TRAILER came, and what it says was lost. */
+static void
+log_trailer(const struct gsess *g, struct json *j)
+{
 	json_key(j, "trailer");
 	json_bool(j, g->have_trailer);
 	if (!g->have_trailer) {
@@ -298,6 +311,12 @@ write_gathering_log(struct gsess *g, struct json *j)
 		json_key(j, "limitReached");
 		json_bool(j, g->tr_limit_reached);
 	}
+}
+
+/* Per thread: records decoded, drops, and the trailer's counts. */
+static void
+log_threads(const struct gsess *g, struct json *j)
+{
 	json_key(j, "threads");
 	json_arr(j);
 	for (size_t i = 0; i < g->nth; i++) {
@@ -340,6 +359,12 @@ write_gathering_log(struct gsess *g, struct json *j)
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+}
+
+/* The session's EVENT frames (limits, sink errors, ...). */
+static void
+log_events(const struct gsess *g, struct json *j)
+{
 	json_key(j, "events");
 	json_arr(j);
 	for (size_t i = 0; i < g->nev; i++) {
@@ -365,6 +390,12 @@ write_gathering_log(struct gsess *g, struct json *j)
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+}
+
+/* Backtraces and zone records the converter could not attach. */
+static void
+log_unmatched(const struct gsess *g, struct json *j)
+{
 	if (g->nbacktraces != 0 || g->nbt_unmatched != 0) {
 		json_key(j, "backtraces");
 		json_u64(j, g->nbacktraces);
@@ -376,6 +407,20 @@ write_gathering_log(struct gsess *g, struct json *j)
 		json_key(j, "zoneRecordsWithoutBegin");
 		json_u64(j, g->zone_unmatched);
 	}
+}
+
+/* The session's profileGatheringLog: what was read, lost, symbolized. */
+void
+write_gathering_log(struct gsess *g, struct json *j)
+{
+	json_key(j, "profileGatheringLog");
+	json_obj(j);
+	log_origin(g, j);
+	log_reading(g, j);
+	log_trailer(g, j);
+	log_threads(g, j);
+	log_events(g, j);
+	log_unmatched(g, j);
 	write_notes(g, j);
 	write_sampler_log(g, j);
 	json_obj_end(j);
