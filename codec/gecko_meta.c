@@ -347,21 +347,13 @@ schema_order(struct gsess *g)
 	return o;
 }
 
-/*
- * The meta object, without the profiling range (see the writer). @top:
- * presymbolicated and sampleUnits depend on every process of the profile
- * and are written by rtprof_gecko_writer_finish(); the front-end reads
- * them from the top-level meta only.
- */
-void
-write_meta(struct gsess *g, struct json *j, bool top)
+/* The session's version, clock, platform and how it was sampled. */
+static void
+meta_system(struct gsess *g, struct json *j, bool top)
 {
 	double interval = sess_interval(g);
-	const struct gschema **order;
-	struct strtab seen;
 	char oscpu[256];
 
-	json_obj(j);
 	json_key(j, "version");
 	json_u64(j, GECKO_VERSION);
 	json_key(j, "interval");
@@ -402,6 +394,12 @@ write_meta(struct gsess *g, struct json *j, bool top)
 		json_key(j, "presymbolicated");
 		json_bool(j, sess_presymbolicated(g));
 	}
+}
+
+/* The categories, each with the one subcategory "Other". */
+static void
+meta_categories(const struct gsess *g, struct json *j)
+{
 	json_key(j, "categories");
 	json_arr(j);
 	for (uint32_t i = 0; i < g->ncat; i++) {
@@ -417,12 +415,17 @@ write_meta(struct gsess *g, struct json *j, bool top)
 		json_obj_end(j);
 	}
 	json_arr_end(j);
-	json_key(j, "markerSchema");
-	json_arr(j);
-	/*
-	 * Schema names must be unique: the first type of a name wins (its
-	 * markers and those of later types with the same name share it).
-	 */
+}
+
+/* The declared marker types, the first of each name. */
+static void
+meta_declared_schemas(struct gsess *g, struct json *j)
+{
+	const struct gschema **order;
+	struct strtab seen;
+
+	/* Schema names must be unique: the first type of a name wins (its
+	 * markers and those of later types with the same name share it). */
 	memset(&seen, 0, sizeof(seen));
 	order = schema_order(g);
 	for (size_t i = 0; order != NULL && i < g->nschema; i++) {
@@ -438,7 +441,12 @@ write_meta(struct gsess *g, struct json *j, bool top)
 	}
 	free(order);
 	strtab_free(&seen);
-	/* rtprof's own marker types. */
+}
+
+/* rtprof's own marker type for a paused recording. */
+static void
+write_pause_schema(struct json *j)
+{
 	json_obj(j);
 	json_key(j, "name");
 	json_str(j, RTPROF_PAUSE_SCHEMA);
@@ -465,6 +473,25 @@ write_meta(struct gsess *g, struct json *j, bool top)
 	json_obj_end(j);
 	json_arr_end(j);
 	json_obj_end(j);
+}
+
+/*
+ * The meta object, without the profiling range (see the writer). @top:
+ * presymbolicated and sampleUnits depend on every process of the profile
+ * and are written by rtprof_gecko_writer_finish(); the front-end reads
+ * them from the top-level meta only.
+ */
+void
+write_meta(struct gsess *g, struct json *j, bool top)
+{
+	json_obj(j);
+	meta_system(g, j, top);
+	meta_categories(g, j);
+	json_key(j, "markerSchema");
+	json_arr(j);
+	meta_declared_schemas(g, j);
+	/* rtprof's own marker types. */
+	write_pause_schema(j);
 	write_overhead_schema(j);
 	write_dropped_schema(j);
 	write_user_schemas(j);
