@@ -402,42 +402,39 @@ rt_track_name(const char *name, char *buf, size_t n)
 	return buf;
 }
 
-/*
- * One thread. @th NULL: the synthetic GeckoMain of a dump without a main
- * thread (no markers; one sample at the session start).
- */
-void
-write_thread(struct gsess *g, struct json *j, struct gthread *th,
-    bool main)
+/* The track name of @th (in @buf when made up); @th NULL: the process's. */
+static const char *
+thread_track_name(const struct gsess *g, const struct gthread *th,
+    char *buf, size_t n)
 {
-	static const char *const marker_cols[] = { "name", "startTime",
-	    "endTime", "phase", "category", "data" };
-	struct tout to;
-	struct otables o;
-	bool tables_ok = false;
-	char namebuf[300];
-	const char *tname;
-	double reg = 0.0;
-	size_t k;
-
-	memset(&to, 0, sizeof(to));
 	if (th != NULL && th->name != NULL && th->name[0] != '\0' &&
-	    (th->flags & GECKO_THREAD_RT) != 0) {
-		tname = rt_track_name(th->name, namebuf, sizeof(namebuf));
-	} else if (th != NULL && th->name != NULL && th->name[0] != '\0') {
-		tname = th->name;
-	} else if (th != NULL) {
-		snprintf(namebuf, sizeof(namebuf), "thread %" PRId64, th->tid);
-		tname = namebuf;
-	} else {
-		tname = g->process != NULL ? g->process : "main";
+	    (th->flags & GECKO_THREAD_RT) != 0)
+		return rt_track_name(th->name, buf, n);
+	if (th != NULL && th->name != NULL && th->name[0] != '\0')
+		return th->name;
+	if (th != NULL) {
+		snprintf(buf, n, "thread %" PRId64, th->tid);
+		return buf;
 	}
-	if (th != NULL && th->has_reg)
-		reg = gecko_ms(g, th->reg);
-	else if (th != NULL && th->has_first)
-		reg = gecko_ms(g, th->first_ticks);
+	return g->process != NULL ? g->process : "main";
+}
 
-	json_obj(j);
+/* When @th began: registered, else its first record; 0 without either. */
+static double
+thread_register_ms(const struct gsess *g, const struct gthread *th)
+{
+	if (th != NULL && th->has_reg)
+		return gecko_ms(g, th->reg);
+	if (th != NULL && th->has_first)
+		return gecko_ms(g, th->first_ticks);
+	return 0.0;
+}
+
+/* The thread object's first keys: its name, process, ids and lifetime. */
+static void
+thread_identity(const struct gsess *g, struct json *j,
+    const struct gthread *th, bool main, const char *tname, double reg)
+{
 	json_key_lit(j, "name");
 	json_str(j, main ? "GeckoMain" : tname);
 	json_key_lit(j, "processType");
@@ -458,44 +455,75 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 	} else {
 		json_null(j);
 	}
+}
 
-	/*
-	 * Markers as they were recorded (an interval when its end came; the
-	 * front-end sorts them), then the sampler's overhead markers; the
-	 * pauses go on the main thread. The frame and stack tables are built
-	 * before (a marker names its backtrace's stack): the sampler's
-	 * stacks and the backtraces share them.
-	 */
-	memset(&o, 0, sizeof(o));
-	if (th != NULL)
-		callback_twins(g, th);
-	if (th != NULL && th->nrs != 0)
-		tables_ok = build_tables(g, &to, th, &o) == 0;
+/*
+ * The markers table: the markers as they were recorded (an interval when
+ * its end came; the front-end sorts them), then the sampler's overhead
+ * markers; the counters' and the pauses' go on the main thread. @o: the
+ * frame and stack tables a marker's backtrace is looked up in, or NULL.
+ */
+static void
+thread_markers(struct gsess *g, struct json *j, struct gthread *th,
+    bool main, struct tout *to, struct otables *o)
+{
+	static const char *const marker_cols[] = { "name", "startTime",
+	    "endTime", "phase", "category", "data" };
+
 	json_key_lit(j, "markers");
 	json_obj(j);
 	write_table_schema(j, marker_cols, 6);
 	json_key_lit(j, "data");
 	json_arr(j);
 	if (th != NULL) {
-		struct mark_ctx mc = { .g = g, .j = j, .to = &to,
-		    .o = tables_ok ? &o : NULL, .tid = th->tid,
+		struct mark_ctx mc = { .g = g, .j = j, .to = to, .o = o,
+		    .tid = th->tid,
 		    .stack_off = th->nsmp != 0 ? 0 : PLACEHOLDER_ROWS };
 
 		g->th_nrs = th->nrs;
 		spill_get(g, th->ms, mark_record, &mc);
 		spill_get(g, th->ovs, ovh_record, &mc);
 		if (mc.ovh.open)
-			write_overhead_marker(g, j, &to, &mc.ovh);
+			write_overhead_marker(g, j, to, &mc.ovh);
 	}
 	if (main)
-		write_counter_markers(g, j, &to);
+		write_counter_markers(g, j, to);
 	if (main)
-		for (k = 0; k < g->npause; k++)
+		for (size_t k = 0; k < g->npause; k++)
 			if (overlaps_win(g, gecko_ms(g, g->pause[k][0]),
 			    gecko_ms(g, g->pause[k][1])))
-				write_pause_marker(g, j, &to, k);
+				write_pause_marker(g, j, to, k);
 	json_arr_end(j);
 	json_obj_end(j);
+}
+
+/*
+ * One thread. @th NULL: the synthetic GeckoMain of a dump without a main
+ * thread (no markers; one sample at the session start).
+ */
+void
+write_thread(struct gsess *g, struct json *j, struct gthread *th,
+    bool main)
+{
+	struct tout to;
+	struct otables o;
+	bool tables_ok = false;
+	char namebuf[300];
+	const char *tname = thread_track_name(g, th, namebuf, sizeof(namebuf));
+	double reg = thread_register_ms(g, th);
+
+	memset(&to, 0, sizeof(to));
+	json_obj(j);
+	thread_identity(g, j, th, main, tname, reg);
+	/* The frame and stack tables are built before the markers (a
+	 * marker names its backtrace's stack): the sampler's stacks and
+	 * the backtraces share them. */
+	memset(&o, 0, sizeof(o));
+	if (th != NULL)
+		callback_twins(g, th);
+	if (th != NULL && th->nrs != 0)
+		tables_ok = build_tables(g, &to, th, &o) == 0;
+	thread_markers(g, j, th, main, &to, tables_ok ? &o : NULL);
 
 	/* Real samples where the sampler saw the thread, else placeholders
 	 * (and the backtraces' tables after theirs). */
@@ -509,7 +537,7 @@ write_thread(struct gsess *g, struct json *j, struct gthread *th,
 	/* Last: every string interned above. */
 	json_key_lit(j, "stringTable");
 	json_arr(j);
-	for (k = 0; k < to.str.n; k++)
+	for (size_t k = 0; k < to.str.n; k++)
 		json_strn(j, to.str.s[k], to.str.len[k]);
 	json_arr_end(j);
 	json_obj_end(j);
