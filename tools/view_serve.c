@@ -196,6 +196,143 @@ host_ok(const struct server *s, const char *host)
 }
 
 /*
+ * The request line of the head @req (@len bytes, NUL-terminated): METHOD
+ * SP TARGET SP HTTP/1.x, cut in place into @r. Return: the first header
+ * line, or NULL when the line is malformed.
+ */
+static char *
+parse_request_line(char *req, size_t len, struct request *r)
+{
+	char *p = req, *eol = strchr(p, '\n'), *sp1, *sp2, *q;
+
+	if (eol == NULL || memchr(req, '\0', len) != NULL)
+		return NULL;
+	if (eol > p && eol[-1] == '\r')
+		eol[-1] = '\0';
+	*eol = '\0';
+	if ((sp1 = strchr(p, ' ')) == NULL)
+		return NULL;
+	*sp1 = '\0';
+	if ((sp2 = strchr(sp1 + 1, ' ')) == NULL)
+		return NULL;
+	*sp2 = '\0';
+	r->method = p;
+	r->target = sp1 + 1;
+	if (r->method[0] == '\0' || r->target[0] == '\0' ||
+	    (strcmp(sp2 + 1, "HTTP/1.1") != 0 &&
+	    strcmp(sp2 + 1, "HTTP/1.0") != 0))
+		return NULL;
+	for (q = p; *q != '\0'; q++)
+		if (!(*q >= 'A' && *q <= 'Z') && *q != '-' && *q != '_')
+			return NULL;
+	/* Printable ASCII only (RFC 3986: the rest is percent-encoded). */
+	for (q = sp1 + 1; *q != '\0'; q++)
+		if ((unsigned char)*q <= ' ' || (unsigned char)*q >= 0x7f)
+			return NULL;
+	return eol + 1;
+}
+
+/* Note in @r the header field @name (@n bytes) = @v, when one we read. */
+static void
+header_field(struct request *r, const char *name, size_t n, char *v)
+{
+	if (name_is(name, n, "Origin"))
+		r->origin = v;
+	else if (name_is(name, n, "Host"))
+		r->host = v;
+	else if (name_is(name, n, "Access-Control-Request-Headers"))
+		r->acr_headers = v;
+	else if (name_is(name, n, "Access-Control-Request-Private-Network"))
+		r->acr_pna = strcasecmp(v, "true") == 0;
+}
+
+/*
+ * The header fields from @p to the empty line, NAME ":" OWS VALUE OWS,
+ * cut in place into @r. Return: 0, or -1 when one is malformed.
+ */
+static int
+parse_headers(char *p, struct request *r)
+{
+	for (;;) {
+		char *colon, *v, *end, *q, *eol = strchr(p, '\n');
+
+		if (eol == NULL)
+			return -1;
+		end = eol;
+		if (end > p && end[-1] == '\r')
+			end--;
+		if (end == p)
+			return 0;       /* the empty line */
+		*end = '\0';
+		if (*p == ' ' || *p == '\t')
+			return -1;      /* obsolete line folding */
+		colon = strchr(p, ':');
+		if (colon == NULL || colon == p)
+			return -1;
+		for (q = p; q < colon; q++)
+			if ((unsigned char)*q <= ' ' || *q == 0x7f)
+				return -1;
+		v = colon + 1;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		for (q = v + strlen(v); q > v && (q[-1] == ' ' ||
+		    q[-1] == '\t'); q--)
+			q[-1] = '\0';
+		header_field(r, p, (size_t)(colon - p), v);
+		p = eol + 1;
+	}
+}
+
+/*
+ * The CORS preflight. The profiler's plain fetch() needs none, but
+ * Chrome's Private Network Access sends one before a public page
+ * (https://profiler.firefox.com) may reach a loopback address, and wants
+ * the PNA answer.
+ */
+static void
+respond_preflight(struct server *s, struct conn *c, const struct request *r)
+{
+	bool hdrs = r->acr_headers != NULL && header_list_ok(r->acr_headers);
+	char extra[512];
+
+	snprintf(extra, sizeof(extra),
+	    "Allow: GET, HEAD, OPTIONS\r\n"
+	    "Access-Control-Allow-Methods: GET, HEAD, OPTIONS\r\n"
+	    "%s%s%s"
+	    "%s"
+	    "Access-Control-Max-Age: 600\r\n"
+	    "Content-Length: 0\r\n",
+	    hdrs ? "Access-Control-Allow-Headers: " : "",
+	    hdrs ? r->acr_headers : "", hdrs ? "\r\n" : "",
+	    r->acr_pna ? "Access-Control-Allow-Private-Network: true\r\n" :
+	    "");
+	respond(s, c, r, 204, "No Content", extra);
+}
+
+/*
+ * The profile, always gzip-compressed: every browser accepts
+ * Content-Encoding gzip (the Firefox Profiler's fetch() gets the JSON
+ * transparently), and a client that did not ask for it can still gunzip
+ * the body, so the bytes need no second form.
+ */
+static void
+respond_profile(struct server *s, struct conn *c, const struct request *r)
+{
+	char extra[512];
+
+	snprintf(extra, sizeof(extra),
+	    "Content-Type: application/json\r\n"
+	    "Content-Encoding: gzip\r\n"
+	    "Content-Length: %jd\r\n", (intmax_t)s->body_len);
+	respond(s, c, r, 200, "OK", extra);
+	if (strcmp(r->method, "GET") == 0) {
+		c->body_off = 0;
+		c->body_end = s->body_len;
+		c->profile = true;
+	}
+}
+
+/*
  * Parse the complete request head in @c->req (NUL-terminated, ends with
  * an empty line) and queue the response.
  */
@@ -203,80 +340,13 @@ static void
 handle_request(struct server *s, struct conn *c)
 {
 	struct request r = { .method = "-", .target = "-" };
-	char *p = c->req, *eol, *sp1, *sp2, *q;
-	char extra[512];
+	char *fields = parse_request_line(c->req, c->req_len, &r);
 	size_t tlen;
 
-	/* Request line: METHOD SP TARGET SP HTTP/1.x */
-	eol = strchr(p, '\n');
-	if (eol == NULL || memchr(c->req, '\0', c->req_len) != NULL)
-		goto bad;
-	if (eol > p && eol[-1] == '\r')
-		eol[-1] = '\0';
-	*eol = '\0';
-	sp1 = strchr(p, ' ');
-	if (sp1 == NULL)
-		goto bad;
-	*sp1 = '\0';
-	sp2 = strchr(sp1 + 1, ' ');
-	if (sp2 == NULL)
-		goto bad;
-	*sp2 = '\0';
-	r.method = p;
-	r.target = sp1 + 1;
-	if (r.method[0] == '\0' || r.target[0] == '\0' ||
-	    (strcmp(sp2 + 1, "HTTP/1.1") != 0 &&
-	    strcmp(sp2 + 1, "HTTP/1.0") != 0))
-		goto bad;
-	for (q = p; *q != '\0'; q++)
-		if (!(*q >= 'A' && *q <= 'Z') && *q != '-' && *q != '_')
-			goto bad;
-	/* Printable ASCII only (RFC 3986: the rest is percent-encoded). */
-	for (q = sp1 + 1; *q != '\0'; q++)
-		if ((unsigned char)*q <= ' ' || (unsigned char)*q >= 0x7f)
-			goto bad;
-
-	/* Header fields: NAME ":" OWS VALUE OWS. */
-	p = eol + 1;
-	for (;;) {
-		char *colon, *v, *end;
-
-		eol = strchr(p, '\n');
-		if (eol == NULL)
-			goto bad;
-		end = eol;
-		if (end > p && end[-1] == '\r')
-			end--;
-		if (end == p)
-			break;          /* the empty line */
-		*end = '\0';
-		if (*p == ' ' || *p == '\t')
-			goto bad;       /* obsolete line folding */
-		colon = strchr(p, ':');
-		if (colon == NULL || colon == p)
-			goto bad;
-		for (q = p; q < colon; q++)
-			if ((unsigned char)*q <= ' ' || *q == 0x7f)
-				goto bad;
-		v = colon + 1;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		for (q = v + strlen(v); q > v && (q[-1] == ' ' ||
-		    q[-1] == '\t'); q--)
-			q[-1] = '\0';
-		if (name_is(p, (size_t)(colon - p), "Origin"))
-			r.origin = v;
-		else if (name_is(p, (size_t)(colon - p), "Host"))
-			r.host = v;
-		else if (name_is(p, (size_t)(colon - p),
-		    "Access-Control-Request-Headers"))
-			r.acr_headers = v;
-		else if (name_is(p, (size_t)(colon - p),
-		    "Access-Control-Request-Private-Network"))
-			r.acr_pna = strcasecmp(v, "true") == 0;
-		p = eol + 1;
+	if (fields == NULL || parse_headers(fields, &r) != 0) {
+		respond_error(s, c, NULL, 400, "Bad Request", "");
+		return;
 	}
-
 	if (strcmp(r.method, "GET") != 0 && strcmp(r.method, "HEAD") != 0 &&
 	    strcmp(r.method, "OPTIONS") != 0) {
 		respond_error(s, c, &r, 405, "Method Not Allowed",
@@ -290,55 +360,12 @@ handle_request(struct server *s, struct conn *c)
 	}
 	/* The one resource; a query string is ignored, nothing decoded. */
 	tlen = strcspn(r.target, "?");
-	if (tlen != strlen(s->path) || memcmp(r.target, s->path, tlen) != 0) {
+	if (tlen != strlen(s->path) || memcmp(r.target, s->path, tlen) != 0)
 		respond_error(s, c, &r, 404, "Not Found", "");
-		return;
-	}
-
-	if (strcmp(r.method, "OPTIONS") == 0) {
-		/*
-		 * The CORS preflight. The profiler's plain fetch() needs
-		 * none, but Chrome's Private Network Access sends one before
-		 * a public page (https://profiler.firefox.com) may reach a
-		 * loopback address, and wants the PNA answer.
-		 */
-		snprintf(extra, sizeof(extra),
-		    "Allow: GET, HEAD, OPTIONS\r\n"
-		    "Access-Control-Allow-Methods: GET, HEAD, OPTIONS\r\n"
-		    "%s%s%s"
-		    "%s"
-		    "Access-Control-Max-Age: 600\r\n"
-		    "Content-Length: 0\r\n",
-		    r.acr_headers != NULL && header_list_ok(r.acr_headers) ?
-		    "Access-Control-Allow-Headers: " : "",
-		    r.acr_headers != NULL && header_list_ok(r.acr_headers) ?
-		    r.acr_headers : "",
-		    r.acr_headers != NULL && header_list_ok(r.acr_headers) ?
-		    "\r\n" : "",
-		    r.acr_pna ? "Access-Control-Allow-Private-Network: true\r\n" :
-		    "");
-		respond(s, c, &r, 204, "No Content", extra);
-		return;
-	}
-	/*
-	 * The profile, always gzip-compressed: every browser accepts
-	 * Content-Encoding gzip (the Firefox Profiler's fetch() gets the
-	 * JSON transparently), and a client that did not ask for it can
-	 * still gunzip the body, so the bytes need no second form.
-	 */
-	snprintf(extra, sizeof(extra),
-	    "Content-Type: application/json\r\n"
-	    "Content-Encoding: gzip\r\n"
-	    "Content-Length: %jd\r\n", (intmax_t)s->body_len);
-	respond(s, c, &r, 200, "OK", extra);
-	if (strcmp(r.method, "GET") == 0) {
-		c->body_off = 0;
-		c->body_end = s->body_len;
-		c->profile = true;
-	}
-	return;
-bad:
-	respond_error(s, c, NULL, 400, "Bad Request", "");
+	else if (strcmp(r.method, "OPTIONS") == 0)
+		respond_preflight(s, c, &r);
+	else
+		respond_profile(s, c, &r);
 }
 
 /* Find the end of the request head in @c->req; the new bytes start at @from. */
