@@ -884,13 +884,10 @@ print_trailer_check(struct insp *in, const struct sess *s,
 	    th->tr.recycled);
 }
 
+/* The session's HEADER: process, program, machine, clock, settings. */
 static void
-print_session(struct insp *in, const struct sess *s, struct thr **thr,
-    size_t nthr)
+print_header(const struct sess *s)
 {
-	printf("session %" PRIu64 ": id %08" PRIx32 ", first frame at offset %"
-	    PRIu64 ", %" PRIu64 " frames, %" PRIu64 " records\n", s->index,
-	    s->id, s->offset, s->frames, s->records);
 	if (s->has_header) {
 		printf("  process   %s (pid %" PRId64 ", ppid %" PRId64
 		    "), generation %" PRIu64 ", format %" PRId64 "\n",
@@ -909,6 +906,12 @@ print_session(struct insp *in, const struct sess *s, struct thr **thr,
 	} else {
 		printf("  header    MISSING (lost); times below are raw ticks\n");
 	}
+}
+
+/* Frames by kind, and the pauses. */
+static void
+print_frames(const struct sess *s)
+{
 	printf("  frames   ");
 	for (unsigned k = 1; k <= RTPROF_FRAME_KIND_MAX; k++)
 		printf(" %s %" PRIu64 "%s", rtprof_dump_frame_kind_name(k),
@@ -919,7 +922,12 @@ print_session(struct insp *in, const struct sess *s, struct thr **thr,
 	if (s->pauses != 0)
 		printf("  paused    %" PRIu64 " time(s), %.6f s in all\n",
 		    s->pauses, s->tps > 0 ? (double)s->pause_ticks / s->tps : 0);
+}
 
+/* The threads described (THREAD frames), then those with data only. */
+static void
+print_threads(const struct sess *s, struct thr **thr, size_t nthr)
+{
 	printf("  threads\n");
 	for (size_t i = 0; i < nthr; i++) {
 		const struct thr *th = thr[i];
@@ -944,7 +952,12 @@ print_session(struct insp *in, const struct sess *s, struct thr **thr,
 		if (!thr[i]->described && thr[i]->data_frames != 0)
 			printf("    tid %" PRId64 " (no THREAD frame)\n",
 			    thr[i]->tid);
+}
 
+/* Records per thread by kind, and its drops. */
+static void
+print_records(struct thr **thr, size_t nthr)
+{
 	printf("  records\n");
 	for (size_t i = 0; i < nthr; i++) {
 		const struct thr *th = thr[i];
@@ -968,7 +981,12 @@ print_session(struct insp *in, const struct sess *s, struct thr **thr,
 			    th->dropped_nested);
 		printf("\n");
 	}
+}
 
+/* The EVENT frames kept. */
+static void
+print_events(const struct sess *s)
+{
 	if (s->nevents != 0) {
 		printf("  events\n");
 		for (unsigned i = 0; i < s->nevents; i++)
@@ -978,7 +996,13 @@ print_session(struct insp *in, const struct sess *s, struct thr **thr,
 			printf("    ... and %" PRIu64 " more\n",
 			    s->events_dropped);
 	}
+}
 
+/* The TRAILER, and each thread's counts checked against what was read. */
+static void
+print_trailer(struct insp *in, const struct sess *s, struct thr **thr,
+    size_t nthr)
+{
 	if (!s->has_trailer) {
 		printf("  trailer   none: the process died, the sink failed, or "
 		    "the frame was lost\n");
@@ -1013,6 +1037,21 @@ print_session(struct insp *in, const struct sess *s, struct thr **thr,
 			in->mismatches++;
 		}
 	}
+}
+
+static void
+print_session(struct insp *in, const struct sess *s, struct thr **thr,
+    size_t nthr)
+{
+	printf("session %" PRIu64 ": id %08" PRIx32 ", first frame at offset %"
+	    PRIu64 ", %" PRIu64 " frames, %" PRIu64 " records\n", s->index,
+	    s->id, s->offset, s->frames, s->records);
+	print_header(s);
+	print_frames(s);
+	print_threads(s, thr, nthr);
+	print_records(thr, nthr);
+	print_events(s);
+	print_trailer(in, s, thr, nthr);
 	if (s->damage != 0)
 		printf("  damage    %" PRIu64 " report(s) tied to this session "
 		    "(see below)\n", s->damage);
