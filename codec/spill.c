@@ -590,130 +590,146 @@ heap_down(const struct run *runs, size_t *h, size_t n, size_t i)
 	}
 }
 
+/* All of @st's @n bytes fit in memory: read, sort and deliver them. */
 static int
-read_sorted(struct rtprof_spill_stream *st, rtprof_spill_cb cb, void *ctx)
+sort_in_memory(struct rtprof_spill_stream *st, struct window *w, size_t n,
+    rtprof_spill_cb cb, void *ctx)
 {
 	struct rtprof_spill *sp = st->sp;
-	size_t rs = st->recsize, chunk = sp->budget / 4;
-	uint64_t total = st->count * rs;
-	struct window w = { .st = st };
-	unsigned char *a, *tmp;
-	struct run *runs = NULL;
-	size_t nruns = 0, *heap = NULL;
-	int rc = 0;
+	unsigned char *a = malloc(n ? n : 1), *tmp = malloc(n ? n : 1);
+	int rc;
 
-	if (chunk < rs)
-		chunk = rs;
-	if (total <= chunk) {           /* fits: sort in memory */
-		size_t n = (size_t)total;
-
-		a = malloc(n ? n : 1);
-		tmp = malloc(n ? n : 1);
-		if (a == NULL || tmp == NULL) {
-			free(a);
-			free(tmp);
-			return fail(sp, -ENOMEM);
-		}
-		if (window_fill(&w, a, n) != n) {
-			rc = sp->err ? sp->err : fail(sp, -EIO);
-		} else {
-			sort_records(a, tmp, n / rs, rs);
-			rc = deliver(st, a, n, cb, ctx);
-		}
-		free(a);
-		free(tmp);
-		return rc;
-	}
-	/* Sorted runs of `chunk` bytes written back to the file. */
-	a = malloc(chunk);
-	tmp = malloc(chunk);
 	if (a == NULL || tmp == NULL) {
 		rc = fail(sp, -ENOMEM);
-		goto out;
+	} else if (window_fill(w, a, n) != n) {
+		rc = sp->err ? sp->err : fail(sp, -EIO);
+	} else {
+		sort_records(a, tmp, n / st->recsize, st->recsize);
+		rc = deliver(st, a, n, cb, ctx);
 	}
-	for (;;) {
-		size_t n = window_fill(&w, a, chunk);
+	free(a);
+	free(tmp);
+	return rc;
+}
+
+/*
+ * Cut @st into sorted runs of @chunk bytes written back to the file;
+ * *@runs (*@nruns of them) says where each is. Return: 0 or the error.
+ */
+static int
+write_runs(struct rtprof_spill_stream *st, struct window *w, size_t chunk,
+    struct run **runs, size_t *nruns)
+{
+	struct rtprof_spill *sp = st->sp;
+	size_t rs = st->recsize;
+	unsigned char *a = malloc(chunk), *tmp = malloc(chunk);
+	int rc = 0;
+
+	if (a == NULL || tmp == NULL)
+		rc = fail(sp, -ENOMEM);
+	while (rc == 0) {
+		size_t n = window_fill(w, a, chunk);
 		struct run *nr;
 		uint64_t off;
 
-		if (sp->err != 0) {
+		if (sp->err != 0 || n == 0) {
 			rc = sp->err;
-			goto out;
-		}
-		if (n == 0)
 			break;
+		}
 		sort_records(a, tmp, n / rs, rs);
 		if (file_append(sp, a, n, &off) != 0) {
 			rc = sp->err;
-			goto out;
+			break;
 		}
-		nr = realloc(runs, (nruns + 1) * sizeof(*runs));
+		nr = realloc(*runs, (*nruns + 1) * sizeof(**runs));
 		if (nr == NULL) {
 			rc = fail(sp, -ENOMEM);
-			goto out;
+			break;
 		}
-		runs = nr;
-		memset(&runs[nruns], 0, sizeof(runs[nruns]));
-		runs[nruns].off = off;
-		runs[nruns].len = n;
-		nruns++;
+		*runs = nr;
+		memset(&nr[*nruns], 0, sizeof(nr[*nruns]));
+		nr[*nruns].off = off;
+		nr[*nruns].len = n;
+		(*nruns)++;
 	}
 	free(a);
 	free(tmp);
-	a = tmp = NULL;
-	heap = malloc(nruns * sizeof(*heap));
-	if (heap == NULL) {
-		rc = fail(sp, -ENOMEM);
-		goto out;
-	}
-	{
-		size_t nh = 0;
+	return rc;
+}
 
-		for (size_t i = 0; i < nruns; i++) {
-			runs[i].buf = malloc(RUN_READ);
-			if (runs[i].buf == NULL) {
-				rc = fail(sp, -ENOMEM);
-				goto out;
-			}
-			/* Empty buffer: the first run_next() reads. */
-			runs[i].i = 0;
-			runs[i].n = 0;
-			switch (run_next(sp, &runs[i], rs)) {
-			case 1:
-				heap[nh++] = i;
-				break;
-			case 0:
-				break;
-			default:
-				rc = sp->err;
-				goto out;
-			}
+/*
+ * Give the records of the @nruns sorted @runs to @cb in order: a heap of
+ * the runs by their next record, each run read RUN_READ bytes at a time.
+ * Return: 0, the callback's non-zero return, or the error.
+ */
+static int
+merge_runs(struct rtprof_spill *sp, struct run *runs, size_t nruns,
+    size_t rs, rtprof_spill_cb cb, void *ctx)
+{
+	size_t nh = 0, *heap = malloc((nruns ? nruns : 1) * sizeof(*heap));
+	int rc = 0;
+
+	if (heap == NULL)
+		return fail(sp, -ENOMEM);
+	for (size_t i = 0; i < nruns && rc == 0; i++) {
+		if ((runs[i].buf = malloc(RUN_READ)) == NULL) {
+			rc = fail(sp, -ENOMEM);
+			break;
 		}
-		for (size_t i = nh / 2; i-- > 0;)
-			heap_down(runs, heap, nh, i);
-		while (nh > 0) {
-			struct run *r = &runs[heap[0]];
-			int more;
-
-			if ((rc = cb(ctx, r->buf + r->i, rs)) != 0)
-				goto out;
-			more = run_next(sp, r, rs);
-			if (more < 0) {
-				rc = sp->err;
-				goto out;
-			}
-			if (more == 0)
-				heap[0] = heap[--nh];
-			heap_down(runs, heap, nh, 0);
+		/* Empty buffer: the first run_next() reads. */
+		runs[i].i = 0;
+		runs[i].n = 0;
+		switch (run_next(sp, &runs[i], rs)) {
+		case 1:
+			heap[nh++] = i;
+			break;
+		case 0:
+			break;
+		default:
+			rc = sp->err;
+			break;
 		}
 	}
-out:
-	free(a);
-	free(tmp);
+	for (size_t i = nh / 2; rc == 0 && i-- > 0;)
+		heap_down(runs, heap, nh, i);
+	while (rc == 0 && nh > 0) {
+		struct run *r = &runs[heap[0]];
+		int more;
+
+		if ((rc = cb(ctx, r->buf + r->i, rs)) != 0)
+			break;
+		more = run_next(sp, r, rs);
+		if (more < 0) {
+			rc = sp->err;
+			break;
+		}
+		if (more == 0)
+			heap[0] = heap[--nh];
+		heap_down(runs, heap, nh, 0);
+	}
+	free(heap);
+	return rc;
+}
+
+static int
+read_sorted(struct rtprof_spill_stream *st, rtprof_spill_cb cb, void *ctx)
+{
+	size_t rs = st->recsize, chunk = st->sp->budget / 4, nruns = 0;
+	uint64_t total = st->count * rs;
+	struct window w = { .st = st };
+	struct run *runs = NULL;
+	int rc;
+
+	if (chunk < rs)
+		chunk = rs;
+	if (total <= chunk)             /* fits: sort in memory */
+		return sort_in_memory(st, &w, (size_t)total, cb, ctx);
+	rc = write_runs(st, &w, chunk, &runs, &nruns);
+	if (rc == 0)
+		rc = merge_runs(st->sp, runs, nruns, rs, cb, ctx);
 	for (size_t i = 0; i < nruns; i++)
 		free(runs[i].buf);
 	free(runs);
-	free(heap);
 	return rc;
 }
 
