@@ -67,6 +67,7 @@
 
 #include "capture.h"
 #include "capture_input.h"
+#include "monotonic.h"
 #include "sigpipe.h"
 #include "frame.h"
 
@@ -192,15 +193,6 @@ parse_count(const char *a, uint64_t *out)
 	*out = strtoull(a, &end, 10);
 	return a[0] >= '0' && a[0] <= '9' && *end == '\0' && errno == 0 &&
 	    *out > 0;
-}
-
-static int64_t
-now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 /* ---- The output directory and files. ---- */
@@ -774,14 +766,14 @@ capture_loop(struct capture *c, const struct cap_args *a, int sig_fd)
 {
 	struct cap_end e = { "end of stream", false, false };
 	int64_t period = c->status_tty ? CAP_TTY_MS : CAP_LOG_MS;
-	int64_t next_status = now_ms() + period;
+	int64_t next_status = tool_now_ms() + period;
 
 	while (!e.stop) {
 		struct pollfd pfd[2] = {
 			{ .fd = c->in_fd, .events = POLLIN },
 			{ .fd = sig_fd, .events = POLLIN },
 		};
-		int64_t now = now_ms();
+		int64_t now = tool_now_ms();
 		unsigned char sig = 0;
 
 		if (!c->quiet && now >= next_status) {

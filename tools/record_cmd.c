@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "monotonic.h"
 #include "record.h"
 #include "record_probe.h"
 #include "record_int.h"
@@ -676,19 +677,14 @@ gather(struct rec *r, struct run *u)
 {
 	for (int quiet = 0; quiet < QUIET_ROUNDS;) {
 		uint64_t before = r->progress;
-		struct timespec t;
-		int64_t now, end;
+		int64_t end = tool_now_ms() + ROUND_MS;
 
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		end = (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000 + ROUND_MS;
 		do {
 			if (rec_open_pipes(r) == 0 && (quiet > 0 ||
 			    tree_gone()))
 				goto gathered;
 			rec_run_once(u->lfd, r, PUMP_MS);
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			now = (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-		} while (now < end);
+		} while (tool_now_ms() < end);
 		quiet = r->progress != before ? 0 : quiet + 1;
 	}
 gathered:

@@ -53,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "monotonic.h"
 #include "view_int.h"
 
 #define REQ_TIMEOUT_MS 10000            /* whole request head */
@@ -60,15 +61,6 @@
 #define LINGER_MS 2000                  /* drain after the response */
 #define LINGER_MAX (256 * 1024)         /* bytes drained at most */
 #define ALLOW_HEADERS_MAX 256           /* reflected preflight headers */
-
-static int64_t
-now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 
 static void
@@ -162,7 +154,7 @@ respond(struct server *s, struct conn *c, const struct request *r, int code,
 	c->body_off = c->body_end = 0;
 	c->profile = false;
 	c->state = CONN_SEND;
-	c->deadline = now_ms() + SEND_IDLE_MS;
+	c->deadline = tool_now_ms() + SEND_IDLE_MS;
 	if (s->verbose)
 		fprintf(stderr, VIEW ": %s %.80s -> %d\n",
 		    r != NULL ? r->method : "-", r != NULL ? r->target : "-",
@@ -393,7 +385,7 @@ conn_linger(struct conn *c)
 	shutdown(c->fd, SHUT_WR);
 	c->state = CONN_LINGER;
 	c->drained = 0;
-	c->deadline = now_ms() + LINGER_MS;
+	c->deadline = tool_now_ms() + LINGER_MS;
 }
 
 static void
@@ -465,7 +457,7 @@ on_writable(struct server *s, struct conn *c)
 			return;
 		}
 		c->head_off += (size_t)n;
-		c->deadline = now_ms() + SEND_IDLE_MS;
+		c->deadline = tool_now_ms() + SEND_IDLE_MS;
 	}
 	/* The body straight from the file (sendfile: no copy, no buffer). */
 	while (c->body_off < c->body_end) {
@@ -482,12 +474,12 @@ on_writable(struct server *s, struct conn *c)
 			conn_close(c);
 			return;
 		}
-		c->deadline = now_ms() + SEND_IDLE_MS;
+		c->deadline = tool_now_ms() + SEND_IDLE_MS;
 	}
 	if (c->profile) {
 		c->profile = false;
 		s->fetched++;
-		s->stop_at = now_ms() + s->grace_ms;
+		s->stop_at = tool_now_ms() + s->grace_ms;
 		printf(VIEW ": the profile was fetched (%jd bytes); stopping "
 		    "in %.3g s (Ctrl-C stops now)\n", (intmax_t)s->body_len,
 		    (double)s->grace_ms / 1000.0);
@@ -517,7 +509,7 @@ on_accept(struct server *s)
 		c->fd = fd;
 		c->state = CONN_READ;
 		c->req_len = 0;
-		c->deadline = now_ms() + REQ_TIMEOUT_MS;
+		c->deadline = tool_now_ms() + REQ_TIMEOUT_MS;
 	}
 }
 
@@ -562,7 +554,7 @@ view_server_run(struct server *s)
 	int who[MAX_CONNS + 2];
 
 	for (;;) {
-		int64_t now = now_ms(), next = -1;
+		int64_t now = tool_now_ms(), next = -1;
 		int n = 0, timeout, r;
 		bool free_slot = false;
 
